@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce: MetaRoCE soft RDMA transport - module and device lifecycle.
+ *
+ * "rdma link add NAME type mroce netdev DEV" creates one ib_device bound
+ * to DEV, in whatever network namespace DEV lives in.  The device follows
+ * its netdev: link state and MTU changes show up in the port attributes,
+ * and removing the netdev (or its namespace) removes the device.
+ */
+
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "mroce.h"
+
+MODULE_AUTHOR("mroce developers");
+MODULE_DESCRIPTION("MetaRoCE soft RDMA transport over UDP/IP");
+MODULE_LICENSE("GPL");
+
+static char *cc_algo = "none";
+module_param(cc_algo, charp, 0444);
+MODULE_PARM_DESC(cc_algo, "Congestion control algorithm of new devices (default: none)");
+
+/* Serialises device creation, so one netdev never gets two devices. */
+static DEFINE_MUTEX(mroce_dev_mutex);
+
+enum ib_port_state mroce_port_state(const struct mroce_dev *mdev)
+{
+	struct net_device *ndev = mdev->ndev;
+
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+/* Largest IB MTU whose packets, with all headers, fit the netdev MTU. */
+enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev)
+{
+	int room = (int)READ_ONCE(mdev->ndev->mtu) - MROCE_MAX_WIRE_OVERHEAD;
+
+	if (room >= 4096)
+		return IB_MTU_4096;
+	if (room >= 2048)
+		return IB_MTU_2048;
+	if (room >= 1024)
+		return IB_MTU_1024;
+	if (room >= 512)
+		return IB_MTU_512;
+	return IB_MTU_256;
+}
+
+/* Tell ib_core consumers when the port goes up or down.  Under RTNL. */
+void mroce_port_update(struct mroce_dev *mdev)
+{
+	enum ib_port_state state = mroce_port_state(mdev);
+	struct ib_event ev = {
+		.device = &mdev->ib_dev,
+		.element.port_num = MROCE_PORT,
+	};
+
+	if (state == mdev->port_state)
+		return;
+	mdev->port_state = state;
+	mroce_count(mdev, MROCE_CNT_PORT_STATE_CHANGES, 1);
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &mdev->ib_dev;
+	int err;
+
+	/* First, so that ib_dealloc_device() undoes a partial init. */
+	ib_set_device_ops(ibdev, &mroce_dev_ops);
+	mdev->ndev = ndev;
+	atomic_set(&mdev->num_pds, 0);
+	mdev->stats = alloc_percpu(struct mroce_counters);
+	if (!mdev->stats)
+		return -ENOMEM;
+
+	mdev->cc = mroce_cc_get(cc_algo);
+	if (!mdev->cc) {
+		pr_err("mroce: unknown congestion control algorithm '%s'\n",
+		       cc_algo);
+		return -ENOENT;
+	}
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    ndev->dev_addr);
+	strscpy(ibdev->node_desc, "mroce", sizeof(ibdev->node_desc));
+
+	err = ib_device_set_netdev(ibdev, ndev, MROCE_PORT);
+	if (err)
+		return err;
+
+	mdev->port_state = mroce_port_state(mdev);
+	return mroce_xport_attach(mdev);
+}
+
+/*
+ * ib_core calls this from ib_dealloc_device(): after unregistration, or
+ * when registration failed part way.
+ */
+void mroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct mroce_dev *mdev = to_mdev(ibdev);
+
+	mroce_xport_detach(mdev);
+	if (mdev->cc)
+		mroce_cc_put(mdev->cc);
+	free_percpu(mdev->stats);
+}
+
+static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct mroce_dev *mdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_err("mroce: %s is not an Ethernet netdev\n", ndev->name);
+		return -EINVAL;
+	}
+
+	mutex_lock(&mroce_dev_mutex);
+	other = ib_device_get_by_netdev(ndev, MROCE_DRIVER_ID);
+	if (other) {
+		pr_err("mroce: %s already has device %s\n", ndev->name,
+		       dev_name(&other->dev));
+		ib_device_put(other);
+		err = -EEXIST;
+		goto out;
+	}
+	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		pr_err("mroce: an RDMA device named %s exists\n", ibdev_name);
+		ib_device_put(other);
+		err = -EEXIST;
+		goto out;
+	}
+
+	mdev = ib_alloc_device(mroce_dev, ib_dev);
+	if (!mdev) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = mroce_dev_init(mdev, ndev);
+	if (!err)
+		err = ib_register_device(&mdev->ib_dev, ibdev_name, NULL);
+	if (err) {
+		ib_dealloc_device(&mdev->ib_dev);
+		goto out;
+	}
+	dev_info(&mdev->ib_dev.dev, "added on %s (transport %s, cc %s)\n",
+		 ndev->name, mdev->xport->name, mdev->cc->name);
+out:
+	mutex_unlock(&mroce_dev_mutex);
+	return err;
+}
+
+static struct rdma_link_ops mroce_link_ops = {
+	.type = "mroce",
+	.newlink = mroce_newlink,
+};
+
+static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct ib_device *ibdev;
+	struct mroce_dev *mdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, MROCE_DRIVER_ID);
+	if (!ibdev)
+		return NOTIFY_DONE;
+	mdev = to_mdev(ibdev);
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* Stop packet I/O now: our sockets must not outlive the
+		 * namespace; the ib_device goes away asynchronously.
+		 */
+		mroce_xport_detach(mdev);
+		ib_unregister_device_queued(ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		mroce_port_update(mdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		dev_info(&ibdev->dev, "netdev MTU %u, active MTU %d\n",
+			 ndev->mtu, ib_mtu_enum_to_int(mroce_port_mtu(mdev)));
+		break;
+	default:
+		break;
+	}
+	ib_device_put(ibdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block mroce_netdev_notifier = {
+	.notifier_call = mroce_netdev_event,
+};
+
+static int __init mroce_init(void)
+{
+	int err;
+
+	err = mroce_cc_init();
+	if (err)
+		return err;
+	err = mroce_net_init();
+	if (err)
+		goto err_cc;
+	err = register_netdevice_notifier(&mroce_netdev_notifier);
+	if (err)
+		goto err_net;
+	rdma_link_register(&mroce_link_ops);
+	pr_info("mroce: loaded\n");
+	return 0;
+
+err_net:
+	mroce_net_exit();
+err_cc:
+	mroce_cc_exit();
+	return err;
+}
+
+static void __exit mroce_exit(void)
+{
+	rdma_link_unregister(&mroce_link_ops);
+	ib_unregister_driver(MROCE_DRIVER_ID);
+	unregister_netdevice_notifier(&mroce_netdev_notifier);
+	mroce_net_exit();
+	mroce_cc_exit();
+	pr_info("mroce: unloaded\n");
+}
+
+module_init(mroce_init);
+module_exit(mroce_exit);
+MODULE_ALIAS_RDMA_LINK("mroce");

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce soft packet I/O: MetaRoCE over UDP sockets, one socket set per
+ * network namespace.
+ *
+ * A device lives in the namespace of its netdev, so its packets must be
+ * sent and received by sockets of that namespace (rxe in Linux 6.1 only
+ * has init_net sockets, which is why two rxe devices cannot talk over a
+ * veth pair between namespaces).  The set is created when the first
+ * device of a namespace attaches and released with the last one; kernel
+ * sockets do not pin their namespace, so every device detaches on
+ * NETDEV_UNREGISTER, which the namespace's teardown sends before it
+ * reaches our pernet exit.
+ */
+
+#include <linux/inetdevice.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <net/addrconf.h>
+#include <net/netns/generic.h>
+#include <net/udp_tunnel.h>
+
+#include "mroce.h"
+
+static unsigned short udp_port = 4792;
+module_param(udp_port, ushort, 0444);
+MODULE_PARM_DESC(udp_port, "UDP destination port of MetaRoCE packets (default 4792)");
+
+struct mroce_sockset {
+	struct net *net;
+	struct socket *sock4;
+	struct socket *sock6;		/* NULL when IPv6 is disabled */
+	struct hlist_head devs;		/* attached mroce_devs, RCU */
+	unsigned int users;
+};
+
+struct mroce_net {
+	struct mroce_sockset *set;	/* under mroce_net_mutex */
+};
+
+static unsigned int mroce_net_id __read_mostly;
+static DEFINE_MUTEX(mroce_net_mutex);
+
+/*
+ * Which device does a packet belong to?  The netdev it arrived on, or for
+ * traffic between two local addresses (it arrives on lo), the netdev that
+ * owns the destination address.
+ */
+static struct mroce_dev *mroce_sockset_find(struct mroce_sockset *set,
+					    struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct mroce_dev *mdev;
+
+	if (ndev && (ndev->flags & IFF_LOOPBACK)) {
+		if (ip_hdr(skb)->version == 4)
+			ndev = __ip_dev_find(set->net, ip_hdr(skb)->daddr, false);
+#if IS_ENABLED(CONFIG_IPV6)
+		else
+			ndev = ipv6_dev_find(set->net, &ipv6_hdr(skb)->daddr,
+					     NULL);
+#endif
+	}
+	hlist_for_each_entry_rcu(mdev, &set->devs, xport_node)
+		if (mdev->ndev == ndev)
+			return mdev;
+	return NULL;
+}
+
+/* UDP encap_rcv: softirq, checksum already verified by the UDP layer. */
+static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct mroce_sockset *set = rcu_dereference_sk_user_data(sk);
+	struct mroce_dev *mdev;
+
+	if (!set)
+		goto drop;
+	mdev = mroce_sockset_find(set, skb);
+	if (!mdev)
+		goto drop;
+	/* Strip the UDP header: providers hand over the MetaRoCE header. */
+	__skb_pull(skb, sizeof(struct udphdr));
+	skb_reset_transport_header(skb);
+	mroce_xport_rcv(mdev, skb);
+	return 0;
+drop:
+	kfree_skb(skb);
+	return 0;
+}
+
+static struct socket *mroce_sock_open(struct net *net, int family)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = mroce_udp_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.family = family,
+		.local_udp_port = htons(udp_port),
+		.ipv6_v6only = family == AF_INET6,
+	};
+	struct socket *sock;
+	int err;
+
+	err = udp_sock_create(net, &cfg, &sock);
+	if (err) {
+		pr_err("mroce: cannot bind UDP port %u (%s): %d\n", udp_port,
+		       family == AF_INET ? "IPv4" : "IPv6", err);
+		return ERR_PTR(err);
+	}
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	return sock;
+}
+
+static void mroce_sockset_free(struct mroce_sockset *set)
+{
+	if (set->sock4)
+		udp_tunnel_sock_release(set->sock4);
+	if (set->sock6)
+		udp_tunnel_sock_release(set->sock6);
+	kfree(set);
+}
+
+static struct mroce_sockset *mroce_sockset_create(struct net *net)
+{
+	struct mroce_sockset *set;
+	struct socket *sock;
+
+	set = kzalloc(sizeof(*set), GFP_KERNEL);
+	if (!set)
+		return ERR_PTR(-ENOMEM);
+	set->net = net;
+	INIT_HLIST_HEAD(&set->devs);
+
+	sock = mroce_sock_open(net, AF_INET);
+	if (IS_ERR(sock))
+		goto err;
+	set->sock4 = sock;
+	rcu_assign_sk_user_data(sock->sk, set);
+
+	if (IS_ENABLED(CONFIG_IPV6) && ipv6_mod_enabled()) {
+		sock = mroce_sock_open(net, AF_INET6);
+		if (IS_ERR(sock))
+			goto err;
+		set->sock6 = sock;
+		rcu_assign_sk_user_data(sock->sk, set);
+	}
+	return set;
+err:
+	mroce_sockset_free(set);
+	return ERR_CAST(sock);
+}
+
+static int mroce_soft_attach(struct mroce_dev *mdev)
+{
+	struct net *net = dev_net(mdev->ndev);
+	struct mroce_net *mn = net_generic(net, mroce_net_id);
+	struct mroce_sockset *set;
+
+	mutex_lock(&mroce_net_mutex);
+	set = mn->set;
+	if (!set) {
+		set = mroce_sockset_create(net);
+		if (IS_ERR(set)) {
+			mutex_unlock(&mroce_net_mutex);
+			return PTR_ERR(set);
+		}
+		mn->set = set;
+	}
+	set->users++;
+	hlist_add_head_rcu(&mdev->xport_node, &set->devs);
+	mdev->xport_priv = set;
+	mutex_unlock(&mroce_net_mutex);
+	return 0;
+}
+
+static void mroce_soft_detach(struct mroce_dev *mdev)
+{
+	struct mroce_sockset *set = mdev->xport_priv;
+
+	mutex_lock(&mroce_net_mutex);
+	hlist_del_rcu(&mdev->xport_node);
+	mdev->xport_priv = NULL;
+	if (--set->users == 0) {
+		struct mroce_net *mn = net_generic(set->net, mroce_net_id);
+
+		mn->set = NULL;
+		/* udp_tunnel_sock_release() waits for readers (synchronize_rcu) */
+		mroce_sockset_free(set);
+	} else {
+		synchronize_rcu();
+	}
+	mutex_unlock(&mroce_net_mutex);
+}
+
+const struct mroce_xport_ops mroce_soft_xport = {
+	.name = "udp",
+	.attach = mroce_soft_attach,
+	.detach = mroce_soft_detach,
+};
+
+static void __net_exit mroce_net_exit_net(struct net *net)
+{
+	struct mroce_net *mn = net_generic(net, mroce_net_id);
+
+	/* Every netdev of @net is gone, so every device has detached. */
+	WARN_ON_ONCE(mn->set);
+}
+
+static struct pernet_operations mroce_net_ops = {
+	.exit = mroce_net_exit_net,
+	.id = &mroce_net_id,
+	.size = sizeof(struct mroce_net),
+};
+
+int mroce_net_init(void)
+{
+	return register_pernet_subsys(&mroce_net_ops);
+}
+
+void mroce_net_exit(void)
+{
+	unregister_pernet_subsys(&mroce_net_ops);
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce verbs: device and port queries, user contexts, protection domains
+ * and counters.  Queue pairs, completion queues and memory regions come
+ * with the MetaRoCE v1 data path.
+ */
+
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "mroce.h"
+
+static int mroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = 0;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = MROCE_VENDOR_ID;
+	attr->vendor_part_id = 0;
+	attr->hw_ver = 0;
+	attr->max_pd = MROCE_MAX_PD;
+	attr->max_pkeys = 1;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	addrconf_addr_eui48((unsigned char *)&attr->sys_image_guid,
+			    mdev->ndev->dev_addr);
+	return 0;
+}
+
+static int mroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct mroce_dev *mdev = to_mdev(ibdev);
+	int err;
+
+	/* ib_query_port() has zeroed *attr and checked @port. */
+	attr->state = mroce_port_state(mdev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = mroce_port_mtu(mdev);
+	attr->gid_tbl_len = MROCE_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SZ_2G;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+	attr->ip_gids = true;
+
+	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	return err;
+}
+
+static int mroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int mroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = MROCE_GID_TBL_LEN;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer mroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int mroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
+{
+	struct mroce_alloc_ucontext_resp resp = {
+		.abi_version = MROCE_UVERBS_ABI_VERSION,
+	};
+
+	/* Nothing is defined for the request yet: it must be empty. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp,
+				min_t(size_t, udata->outlen, sizeof(resp)));
+}
+
+static void mroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibpd->device);
+
+	if (atomic_inc_return(&mdev->num_pds) > MROCE_MAX_PD) {
+		atomic_dec(&mdev->num_pds);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_mdev(ibpd->device)->num_pds);
+	return 0;
+}
+
+static const struct rdma_stat_desc mroce_counter_descs[] = {
+	[MROCE_CNT_RX_PKTS].name = "rx_pkts",
+	[MROCE_CNT_RX_BYTES].name = "rx_bytes",
+	[MROCE_CNT_RX_DROP_UNSUPPORTED].name = "rx_drop_unsupported",
+	[MROCE_CNT_TX_PKTS].name = "tx_pkts",
+	[MROCE_CNT_TX_BYTES].name = "tx_bytes",
+	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
+};
+
+static_assert(ARRAY_SIZE(mroce_counter_descs) == MROCE_NUM_COUNTERS);
+
+static struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						       u32 port)
+{
+	return rdma_alloc_hw_stats_struct(mroce_counter_descs,
+					  MROCE_NUM_COUNTERS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int mroce_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct mroce_dev *mdev = to_mdev(ibdev);
+	int cpu, i;
+
+	for (i = 0; i < MROCE_NUM_COUNTERS; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(mdev->stats, cpu)->v[i];
+		stats->value[i] = sum;
+	}
+	return MROCE_NUM_COUNTERS;
+}
+
+const struct ib_device_ops mroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = MROCE_DRIVER_ID,
+	.uverbs_abi_ver = MROCE_UVERBS_ABI_VERSION,
+
+	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
+	.alloc_pd = mroce_alloc_pd,
+	.alloc_ucontext = mroce_alloc_ucontext,
+	.dealloc_driver = mroce_dealloc_driver,
+	.dealloc_pd = mroce_dealloc_pd,
+	.dealloc_ucontext = mroce_dealloc_ucontext,
+	.get_hw_stats = mroce_get_hw_stats,
+	.get_link_layer = mroce_get_link_layer,
+	.get_port_immutable = mroce_get_port_immutable,
+	.query_device = mroce_query_device,
+	.query_pkey = mroce_query_pkey,
+	.query_port = mroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
+};

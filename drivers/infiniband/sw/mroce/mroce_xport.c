@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce packet I/O provider registry.
+ *
+ * A device is bound to the first registered offload provider that claims
+ * its netdev, else to the soft UDP provider.  The provider's module is
+ * pinned for as long as a device uses it.
+ */
+
+#include <linux/mutex.h>
+
+#include "mroce.h"
+
+static LIST_HEAD(mroce_offload_list);
+static DEFINE_MUTEX(mroce_xport_mutex);
+
+int mroce_register_offload(struct mroce_xport_ops *ops)
+{
+	if (!ops->name || !ops->probe || !ops->attach || !ops->detach)
+		return -EINVAL;
+
+	mutex_lock(&mroce_xport_mutex);
+	list_add_tail(&ops->list, &mroce_offload_list);
+	mutex_unlock(&mroce_xport_mutex);
+	pr_info("mroce: offload provider %s registered\n", ops->name);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mroce_register_offload);
+
+void mroce_unregister_offload(struct mroce_xport_ops *ops)
+{
+	mutex_lock(&mroce_xport_mutex);
+	list_del(&ops->list);
+	mutex_unlock(&mroce_xport_mutex);
+}
+EXPORT_SYMBOL_GPL(mroce_unregister_offload);
+
+static const struct mroce_xport_ops *mroce_xport_select(struct net_device *ndev)
+{
+	struct mroce_xport_ops *ops;
+
+	list_for_each_entry(ops, &mroce_offload_list, list)
+		if (ops->probe(ndev) && try_module_get(ops->owner))
+			return ops;
+	return &mroce_soft_xport;
+}
+
+int mroce_xport_attach(struct mroce_dev *mdev)
+{
+	const struct mroce_xport_ops *ops;
+	int err;
+
+	mutex_lock(&mroce_xport_mutex);
+	ops = mroce_xport_select(mdev->ndev);
+	err = ops->attach(mdev);
+	if (err) {
+		if (ops != &mroce_soft_xport)
+			module_put(ops->owner);
+	} else {
+		mdev->xport = ops;
+	}
+	mutex_unlock(&mroce_xport_mutex);
+	return err;
+}
+
+/* Called on netdev unregister (under RTNL) and again on device release. */
+void mroce_xport_detach(struct mroce_dev *mdev)
+{
+	const struct mroce_xport_ops *ops;
+
+	mutex_lock(&mroce_xport_mutex);
+	ops = mdev->xport;
+	if (ops) {
+		ops->detach(mdev);
+		mdev->xport = NULL;
+		if (ops != &mroce_soft_xport)
+			module_put(ops->owner);
+	}
+	mutex_unlock(&mroce_xport_mutex);
+}
+
+void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
+{
+	mroce_count(mdev, MROCE_CNT_RX_PKTS, 1);
+	mroce_count(mdev, MROCE_CNT_RX_BYTES, skb->len);
+	/*
+	 * No transport yet: the wire format and its receive path come with
+	 * protocol v1.  Until then every packet is dropped and counted.
+	 */
+	mroce_count(mdev, MROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+	kfree_skb(skb);
+}
+EXPORT_SYMBOL_GPL(mroce_xport_rcv);

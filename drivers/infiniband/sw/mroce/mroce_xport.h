@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mroce packet I/O providers.
+ *
+ * Every MetaRoCE packet enters and leaves a device through one
+ * struct mroce_xport_ops.  The soft provider (mroce_net.c) carries packets
+ * in UDP over the netdev's network namespace; a capable NIC driver (mlx5,
+ * irdma, ...) may register an offload provider that claims the netdevs it
+ * drives.  The protocol engine above never knows which one it talks to.
+ */
+#ifndef MROCE_XPORT_H
+#define MROCE_XPORT_H
+
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+
+struct mroce_dev;
+
+struct mroce_xport_ops {
+	struct list_head list;
+	const char *name;
+	struct module *owner;
+
+	/* Offload providers only: true if this provider drives @ndev. */
+	bool (*probe)(struct net_device *ndev);
+
+	/* Bind @mdev to the provider; may sleep.  Called before the
+	 * ib_device is registered.
+	 */
+	int (*attach)(struct mroce_dev *mdev);
+
+	/* Stop delivering packets to @mdev; after return no receive
+	 * callback for @mdev is running or will run.  May be called under
+	 * RTNL (netdev unregister) and must tolerate a second call.
+	 */
+	void (*detach)(struct mroce_dev *mdev);
+};
+
+int mroce_register_offload(struct mroce_xport_ops *ops);
+void mroce_unregister_offload(struct mroce_xport_ops *ops);
+
+int mroce_xport_attach(struct mroce_dev *mdev);
+void mroce_xport_detach(struct mroce_dev *mdev);
+
+/* Providers hand every received MetaRoCE packet (data at the MetaRoCE
+ * header, network and transport headers set) to this function, in softirq
+ * context.  It consumes @skb.
+ */
+void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
+
+/* The soft UDP provider, always present (mroce_net.c). */
+extern const struct mroce_xport_ops mroce_soft_xport;
+int mroce_net_init(void);
+void mroce_net_exit(void);
+
+#endif /* MROCE_XPORT_H */
