@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# mroce top-level build.
+#
+#   make            kernel module (against KDIR), rdma-core provider, tools
+#   make check      lint + KUnit + guest tests (what CI runs)
+#   make demo       boot the test guest, make two hosts, add mroce devices
+#
+# KDIR defaults to the running kernel's build dir, else the newest
+# installed Debian linux-headers-*-amd64.  W=1 and C=1 pass through to
+# kbuild.
+
+KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
+GUEST := $(CURDIR)/tools/guest/mroce-vm
+
+.PHONY: all modules provider tools check lint kunit guest-test demo clean
+
+all: modules provider tools
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_MROCE=m modules
+
+provider:
+	$(MAKE) -C tools/libmroce
+
+tools: provider
+
+check: all
+	$(CURDIR)/tools/check.sh
+
+lint:
+	$(CURDIR)/tools/lint.sh
+
+kunit:
+	$(CURDIR)/kunit/run-kunit.sh
+
+guest-test: all
+	$(GUEST) -- tools/tests/run-guest-tests.sh
+
+demo: all
+	$(GUEST) -- tools/demo.sh
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C tools/libmroce clean
