@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# "make check": every test mroce has, in order, each stage timed:
+#   lint   checkpatch --strict, W=1 and sparse (tools/lint.sh)
+#   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
+#   guest  device and data path tests in a qemu guest (tools/tests/)
+# Every stage runs even if an earlier one failed; the exit status is
+# non-zero if any failed.  MROCE_CHECK_STAGES="lint guest" picks stages.
+set -uo pipefail
+top=$(dirname "$(dirname "$(readlink -f "$0")")")
+cd "$top" || exit 1
+
+stages=${MROCE_CHECK_STAGES:-lint kunit guest}
+failed=()
+summary=()
+
+run_stage() {
+	local name=$1 t0 rc
+	shift
+	echo "=== check: $name"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	summary+=("$(printf '%-6s %-4s %4d s' "$name" \
+		"$([ $rc = 0 ] && echo ok || echo FAIL)" $(( $(date +%s) - t0 )))")
+	[ $rc = 0 ] || failed+=("$name")
+}
+
+for s in $stages; do
+	case $s in
+	lint)	run_stage lint tools/lint.sh ;;
+	kunit)	run_stage kunit kunit/run-kunit.sh ;;
+	guest)	run_stage guest tools/guest/mroce-vm --timeout 1200 -- \
+			tools/tests/run-guest-tests.sh ;;
+	*)	echo "check: unknown stage $s" >&2; failed+=("$s") ;;
+	esac
+done
+
+echo "=== check: summary"
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "check: FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "check: all stages passed"
