@@ -41,7 +41,6 @@ static int mroce_query_port(struct ib_device *ibdev, u32 port,
 			    struct ib_port_attr *attr)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
-	int err;
 
 	/* ib_query_port() has zeroed *attr and checked @port. */
 	attr->state = mroce_port_state(mdev);
@@ -59,9 +58,15 @@ static int mroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_vl_num = 1;
 	attr->ip_gids = true;
 
-	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			       &attr->active_width);
-	return err;
+	/* Fails while the netdev is being unregistered: report a port
+	 * without speed rather than fail the cache update of a dying port.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int mroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
