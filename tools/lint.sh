@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# mroce lint: checkpatch and a W=1, sparse (C=1) build of the module.
+#
+# usage: tools/lint.sh
+#
+#   MROCE_CACHE         where kunit/linux-source.sh unpacks linux-source-6.1
+#                       (checkpatch.pl comes from there)
+#   MROCE_DRIVER_DIR    driver folder to lint (default: this repo's
+#                       drivers/infiniband/sw/mroce), e.g. a scratch copy
+#   MROCE_PROVIDER_DIR  userspace provider (default: tools/libmroce)
+#   KDIR                kernel build dir (default: tools/kdir.sh)
+#
+# 1. scripts/checkpatch.pl --strict --no-tree on every .c/.h of the driver
+#    folder and of uapi/ (kbuild's generated *.mod.c skipped), and with
+#    the same strictness on the rdma-core provider, minus the checks that
+#    only make sense for kernel code (see PROVIDER_IGNORE below).
+#    --root points at the unpacked tree only so that CamelCase names
+#    defined in kernel headers (SetPageDirty, ...) are not reported.
+# 2. make -C $KDIR M=<copy> CONFIG_RDMA_MROCE=m W=1 C=1 modules, then the
+#    KUnit objects (CONFIG_RDMA_MROCE_KUNIT_TEST=m) compiled alone: Debian
+#    kernels have no CONFIG_KUNIT, so they cannot be linked, but gcc W=1
+#    and sparse still see them.  The build runs in a fresh copy of Kbuild,
+#    uapi/ and the driver folder, not in the repo: C=1 only checks files
+#    that get recompiled, and W=1 warnings only show up when compiling, so
+#    objects left up to date by an earlier "make" would hide everything;
+#    a copy also cannot race with somebody's "make" in the repo.
+#
+# Fails on any checkpatch ERROR/WARNING/CHECK, a failed build, or any line
+# of build output with "warning:" or "error:" in it (gcc, sparse, modpost).
+# Last line on stdout, e.g.:
+#   lint: checkpatch 18 files clean, W=1 C=1 clean
+
+set -u
+set -o pipefail
+# Same build whether run alone or from "make lint W=2 ARCH=...": only the
+# options below reach kbuild.
+unset ARCH SUBARCH CROSS_COMPILE W C O M KBUILD_OUTPUT KBUILD_EXTMOD \
+	MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+# shellcheck source=kunit/linux-source.sh
+. "$root/kunit/linux-source.sh"
+
+# Kernel-only advice that does not apply to a userspace rdma-core provider:
+#   PREFER_KERNEL_TYPES   uint32_t is right in userspace (u32 is kernel)
+#   USE_NEGATIVE_ERRNO    verbs providers return positive errno values
+#   BIT_MACRO, PREFER_DEFINED_ATTRIBUTE_MACRO, PREFER_FALLTHROUGH
+#                         BIT(), __printf(), __packed, fallthrough are
+#                         kernel macros userspace does not have
+#   SSCANF_TO_KSTRTO, STRLCPY
+#                         kstrto*() and strscpy() are kernel functions
+#   CAMELCASE             flags C library and C11 names (PRIx64,
+#                         _Static_assert) and rdma-core identifiers
+PROVIDER_IGNORE=PREFER_KERNEL_TYPES,USE_NEGATIVE_ERRNO,BIT_MACRO
+PROVIDER_IGNORE=$PROVIDER_IGNORE,PREFER_DEFINED_ATTRIBUTE_MACRO
+PROVIDER_IGNORE=$PROVIDER_IGNORE,PREFER_FALLTHROUGH,SSCANF_TO_KSTRTO
+PROVIDER_IGNORE=$PROVIDER_IGNORE,STRLCPY,CAMELCASE
+
+driver_dir=${MROCE_DRIVER_DIR:-$root/drivers/infiniband/sw/mroce}
+provider_dir=${MROCE_PROVIDER_DIR:-$root/tools/libmroce}
+driver_dir=$(cd "$driver_dir" 2>/dev/null && pwd) || {
+	echo "lint: no driver folder ${MROCE_DRIVER_DIR:-}" >&2
+	exit 1
+}
+
+fail()
+{
+	echo "lint.sh: $*" >&2
+	echo "lint: FAILED ($*)"
+	exit 1
+}
+
+# Our C sources and headers below $1, without kbuild's generated files.
+sources()
+{
+	[ -d "$1" ] || return 0
+	find "$1" -type f \( -name '*.c' -o -name '*.h' \) \
+		! -name '*.mod.c' ! -name '.*' | sort
+}
+
+mod=drivers/infiniband/sw/mroce
+
+checkpatch_file()
+{
+	local f=$1 out rc
+
+	shift
+	cp_files=$((cp_files + 1))
+	# Run from a scratch dir: --strict caches CamelCase names it learnt
+	# from --root's include/ in .checkpatch-camelcase.* in the current
+	# directory, which must not be the repo.
+	out=$(cd "$tmp/checkpatch" && "$checkpatch" --strict --no-tree \
+		--root="$MROCE_LINUX_SRC" --quiet --show-types "$@" -f "$f" 2>&1)
+	rc=$?
+	out=${out//"$root"\//}
+	if [ $rc -ne 0 ] || grep -qE '^(ERROR|WARNING|CHECK):' <<<"$out"; then
+		cp_bad=$((cp_bad + 1))
+		printf '%s\n' "$out"
+	fi
+}
+
+build()
+{
+	make -C "$kdir" M="$tmp" W=1 C=1 CONFIG_RDMA_MROCE=m "$@" 2>&1 |
+		sed -e "s|$tmp/$mod/|$driver_dir/|g" -e "s|$tmp/|$root/|g" \
+		    -e "s|$root/||g" |
+		tee -a "$log"
+}
+
+# Everything runs from main(), which bash has parsed completely before it
+# starts: editing this file during a run cannot change what the run does.
+main()
+{
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/mroce-lint.XXXXXX") || fail "mktemp"
+	trap 'rm -rf "$tmp"' EXIT
+
+	mroce_linux_source_lock || fail "cannot lock $MROCE_LINUX_LOCK"
+	mroce_linux_source_unpack || fail "cannot unpack $MROCE_LINUX_TARBALL"
+	mroce_linux_source_unlock
+	checkpatch=$MROCE_LINUX_SRC/scripts/checkpatch.pl
+
+	# --- 1. checkpatch ----------------------------------------------
+	cp_files=0
+	cp_bad=0
+	mkdir -p "$tmp/checkpatch" || fail "mkdir"
+	while read -r f; do
+		[ -n "$f" ] && checkpatch_file "$f"
+	done < <(sources "$driver_dir"; sources "$root/uapi")
+	while read -r f; do
+		[ -n "$f" ] && checkpatch_file "$f" --ignore "$PROVIDER_IGNORE"
+	done < <(sources "$provider_dir")
+
+	if [ $cp_bad -eq 0 ]; then
+		cp_result="checkpatch $cp_files files clean"
+	else
+		cp_result="checkpatch $cp_bad of $cp_files files with problems"
+	fi
+
+	# --- 2. W=1 C=1 build -------------------------------------------
+	kdir=${KDIR:-$("$root/tools/kdir.sh")} || fail "no kernel build dir"
+	command -v sparse >/dev/null || fail "sparse not installed (apt-get install sparse)"
+
+	if ! { mkdir -p "$tmp/$mod" && cp "$root/Kbuild" "$tmp/" &&
+		cp -R "$root/uapi" "$tmp/" && cp -R "$driver_dir/." "$tmp/$mod/"; }; then
+		fail "cannot copy sources to $tmp"
+	fi
+	# drop kbuild output that came along with the sources (see .gitignore)
+	find "$tmp" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
+		-o -name '.*.d' -o -name Module.symvers \) -delete
+
+	log=$tmp/build.log
+	build_ok=1
+	build modules || build_ok=0
+	# the KUnit suites: compile (gcc W=1 + sparse) but do not link
+	test_objs=()
+	for t in "$tmp/$mod"/*_test.c; do
+		[ -e "$t" ] && test_objs+=("$mod/$(basename "${t%.c}").o")
+	done
+	if [ $build_ok -eq 1 ] && [ ${#test_objs[@]} -ne 0 ]; then
+		build CONFIG_RDMA_MROCE_KUNIT_TEST=m "${test_objs[@]}" || build_ok=0
+	fi
+
+	nwarn=$(grep -ciE 'warning:|error:' "$log")
+	if [ $build_ok -eq 0 ]; then
+		build_result="W=1 C=1 build FAILED"
+	elif [ "$nwarn" -ne 0 ]; then
+		build_result="W=1 C=1 $nwarn warning/error lines"
+	else
+		build_result="W=1 C=1 clean"
+	fi
+
+	if [ $cp_bad -ne 0 ] || [ $build_ok -eq 0 ] || [ "$nwarn" -ne 0 ]; then
+		[ "$nwarn" -ne 0 ] && grep -iE 'warning:|error:' "$log" >&2
+		echo "lint: FAILED: $cp_result, $build_result"
+		exit 1
+	fi
+	echo "lint: $cp_result, $build_result"
+}
+
+main "$@"
