@@ -1,0 +1,173 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Device lifecycle: rdma link add/delete in network namespaces, RoCE v2
+# GIDs, port state and MTU following the netdev, the per-namespace UDP
+# socket set, bad arguments, netdev and namespace removal, rmmod.
+. "$(dirname "$0")/lib.sh"
+
+need_cmd rdma ibv_devinfo ss
+export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
+SYS=/sys/class/infiniband
+PORT=4792
+
+dmesg -C
+load_mroce
+on_exit 'topo_clean; unload_mroce'
+topo_pair
+
+gid_of() {	# gid_of DEV GID -> index of GID in DEV's table, or nothing
+	local f
+	for f in "$SYS/$1"/ports/1/gids/*; do
+		[ "$(cat "$f")" = "$2" ] && { echo "${f##*/}"; return 0; }
+	done
+	return 1
+}
+
+counter() {	# counter DEV NAME
+	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1
+}
+
+wait_gone() {	# wait_gone DEV: ib_device removal is asynchronous
+	local i
+	for i in $(seq 50); do
+		[ -e "$SYS/$1" ] || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+udp_bound() {	# udp_bound NETNS: our port is bound there (IPv4 and IPv6)
+	[ "$(ip netns exec "$1" ss -Huln "sport = :$PORT" | wc -l)" = 2 ]
+}
+
+# --- creation, in each host's own namespace --------------------------------
+require "add mroce1 on veth1 in h1" \
+	in_h1 rdma link add mroce1 type mroce netdev veth1
+require "add mroce2 on veth2 in h2" \
+	in_h2 rdma link add mroce2 type mroce netdev veth2
+links=$(rdma link show)
+echo "$links"
+check_match "mroce1 ACTIVE on veth1" \
+	'link mroce1/1 state ACTIVE physical_state LINK_UP' "$links"
+check_match "mroce2 ACTIVE" 'link mroce2/1 state ACTIVE' "$links"
+check_eq "link layer" Ethernet "$(cat $SYS/mroce1/ports/1/link_layer)"
+check_eq "node type" "1: CA" "$(cat $SYS/mroce1/node_type)"
+
+# --- RoCE v2 GIDs from the netdev's addresses ------------------------------
+gid4=0000:0000:0000:0000:0000:ffff:c000:0201	# ::ffff:192.0.2.1
+gid6=2001:0db8:0000:0000:0000:0000:0000:0001	# 2001:db8::1
+sleep 0.5	# ib_core fills the GID table from a workqueue
+i4=$(gid_of mroce1 $gid4)
+i6=$(gid_of mroce1 $gid6)
+check "IPv4-mapped GID of 192.0.2.1 present" test -n "$i4"
+check "GID of 2001:db8::1 present" test -n "$i6"
+if [ -n "$i4" ]; then
+	check_eq "IPv4 GID type" "RoCE v2" \
+		"$(cat $SYS/mroce1/ports/1/gid_attrs/types/"$i4")"
+	check_eq "IPv4 GID netdev" veth1 \
+		"$(cat $SYS/mroce1/ports/1/gid_attrs/ndevs/"$i4")"
+fi
+check "mroce2 has GID ::ffff:192.0.2.2" \
+	gid_of mroce2 0000:0000:0000:0000:0000:ffff:c000:0202
+
+# --- the provider sees the devices -----------------------------------------
+devs=$(ibv_devices)
+echo "$devs"
+check_match "ibv_devices lists mroce1" '^ +mroce1 ' "$devs"
+info=$(ibv_devinfo -d mroce1)
+echo "$info"
+check_match "ibv_devinfo: Ethernet link layer" 'link_layer:[[:space:]]+Ethernet' "$info"
+check_match "ibv_devinfo: port active" 'state:[[:space:]]+PORT_ACTIVE' "$info"
+check "PD alloc/free through the provider" \
+	"$MROCE_TOP/tools/libmroce/tests/pd_smoke" mroce1
+
+# --- UDP sockets belong to the netdev's namespace --------------------------
+check "UDP port $PORT bound in h1" udp_bound h1
+check "UDP port $PORT bound in h2" udp_bound h2
+check_eq "no UDP socket in the root namespace" 0 \
+	"$(ss -Huln "sport = :$PORT" | wc -l)"
+in_h2 bash -c "echo probe > /dev/udp/192.0.2.1/$PORT"
+in_h2 bash -c "echo probe6 > /dev/udp/2001:db8::1/$PORT"
+sleep 0.3
+check_eq "mroce1 counted 2 packets (IPv4 + IPv6)" 2 "$(counter mroce1 rx_pkts)"
+check_eq "and dropped them: no transport yet" 2 \
+	"$(counter mroce1 rx_drop_unsupported)"
+check_eq "mroce2 saw none" 0 "$(counter mroce2 rx_pkts)"
+
+# --- bad arguments: clear errors, no oops ----------------------------------
+check_fail "second device on veth1 refused" \
+	in_h1 rdma link add mroce3 type mroce netdev veth1
+check_fail "duplicate name refused" \
+	in_h1 rdma link add mroce2 type mroce netdev lo
+check_fail "unknown netdev refused" \
+	in_h1 rdma link add mroce4 type mroce netdev nosuchdev
+check_fail "non-Ethernet netdev refused" \
+	in_h1 rdma link add mroce5 type mroce netdev lo
+log="$(dmesg)"
+check_match "EEXIST explained" 'veth1 already has device mroce1' "$log"
+check_match "non-Ethernet explained" 'lo is not an Ethernet netdev' "$log"
+check "no stray devices" test ! -e $SYS/mroce3 -a ! -e $SYS/mroce5
+
+# --- port state and MTU follow the netdev ----------------------------------
+changes=$(counter mroce1 port_state_changes)
+in_h1 ip link set veth1 down
+check_eq "port DOWN with netdev down" "1: DOWN" "$(cat $SYS/mroce1/ports/1/state)"
+check_eq "phys state Disabled" "3: Disabled" \
+	"$(cat $SYS/mroce1/ports/1/phys_state)"
+in_h1 ip link set veth1 up
+sleep 0.3
+check_eq "port ACTIVE again" "4: ACTIVE" "$(cat $SYS/mroce1/ports/1/state)"
+check_eq "two state changes counted" $((changes + 2)) \
+	"$(counter mroce1 port_state_changes)"
+in_h2 ip link set veth2 down
+check_eq "carrier loss (peer down) takes the port DOWN" "1: DOWN" \
+	"$(cat $SYS/mroce1/ports/1/state)"
+in_h2 ip link set veth2 up
+sleep 0.3
+for m in 1500:1024 2200:2048 9000:4096 600:256; do
+	in_h1 ip link set veth1 mtu "${m%%:*}"
+	check_match "netdev MTU ${m%%:*} -> active_mtu ${m##*:}" \
+		"active_mtu:[[:space:]]+${m##*:} " "$(ibv_devinfo -d mroce1)"
+done
+in_h1 ip link set veth1 mtu 1500
+
+# --- removal ---------------------------------------------------------------
+check "rdma link delete mroce1" rdma link delete mroce1
+check "mroce1 gone" wait_gone mroce1
+check_eq "h1's UDP sockets released with its last device" 0 \
+	"$(ip netns exec h1 ss -Huln "sport = :$PORT" | wc -l)"
+check "re-add after delete" \
+	in_h1 rdma link add mroce1 type mroce netdev veth1
+check "netdev removal removes the device" in_h2 ip link del veth2
+check "mroce2 gone after netdev removal" wait_gone mroce2
+check "mroce1 gone with its veth peer" wait_gone mroce1
+
+topo_pair
+check "add again on a fresh pair" \
+	in_h1 rdma link add mroce1 type mroce netdev veth1
+# A namespace of its own with both veth ends inside, so that removing it
+# leaves the h1/h2 pair alone.
+ip netns add h3
+on_exit 'ip netns del h3 2>/dev/null'
+ip -n h3 link add va type veth peer name vb
+ip -n h3 link set va up
+ip -n h3 link set vb up
+check "device in a third namespace" \
+	ip netns exec h3 rdma link add mroce3 type mroce netdev va
+check "namespace removal" ip netns del h3
+check "mroce3 gone with its namespace" wait_gone mroce3
+sleep 0.5
+check "mroce1 unaffected" test -e $SYS/mroce1
+check_eq "mroce1 still ACTIVE" "4: ACTIVE" "$(cat $SYS/mroce1/ports/1/state)"
+
+# --- rmmod with a device present ------------------------------------------
+check "rmmod with mroce1 present" rmmod mroce
+check "mroce1 gone after rmmod" test ! -e $SYS/mroce1
+check "insmod again" insmod "$MROCE_KO"
+check "and add again" in_h1 rdma link add mroce1 type mroce netdev veth1
+check "rmmod again" rmmod mroce
+
+log="$(dmesg)"
+check_fail "no kernel warnings" \
+	grep -E 'WARNING:|BUG:|Oops|refcount_t|UBSAN|general protection' <<<"$log"
