@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# lib.sh - helpers for guest tests (tools/tests/t-*.sh).  Source it first:
+#
+#	. "$(dirname "$0")/lib.sh"
+#
+# POSIX sh (works from bash, dash, busybox sh).  Tests run INSIDE the guest
+# (tools/guest/mroce-vm), started by tools/tests/run-guest-tests.sh, which
+# saves their output to /results/<name>.log.  Exit 0 = pass, 77 = skipped,
+# anything else = fail; the helpers below do that bookkeeping.
+#
+# Assertions (each counted; a failed one makes the test fail at exit but the
+# test goes on, except require/fail which stop it):
+#   check DESC CMD...          CMD must succeed
+#   check_fail DESC CMD...     CMD must fail
+#   check_eq DESC EXPECTED ACTUAL
+#   check_match DESC REGEX STRING   (grep -E)
+#   require DESC CMD...        like check, but stop the test on failure
+#   fail MSG                   fail now and stop
+#   skip REASON                stop, test counted as skipped (exit 77)
+# Environment:
+#   need_cmd CMD...            skip unless every CMD exists
+#   need_module MOD...         modprobe each, skip if it does not exist
+#   load_mroce                 load ib_core ib_uverbs udp_tunnel
+#                              ip6_udp_tunnel, then insmod $MROCE_KO
+#   unload_mroce               rmmod mroce if loaded
+#   on_exit CMD                run CMD (a string, eval'ed) when the test ends
+#   log MSG                    print "# MSG"
+# Topology (from tools/guest/topo.sh): topo_pair, topo_star N, topo_clean,
+#   topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I; also in_h1 / in_h2 CMD...
+#
+# Variables: MROCE_TOP (project top), MROCE_KO (path of mroce.ko),
+#   MROCE_RESULTS (/results), TEST_NAME (e.g. t-00-guest-sanity).
+
+MROCE_TOP=${MROCE_TOP:-$(cd "$(dirname "$0")/../.." && pwd -P)}
+MROCE_KO=${MROCE_KO:-$MROCE_TOP/drivers/infiniband/sw/mroce/mroce.ko}
+MROCE_RESULTS=${MROCE_RESULTS:-/results}
+TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
+export MROCE_TOP MROCE_KO MROCE_RESULTS TEST_NAME
+
+_t_checks=0
+_t_failed=0
+_t_cleanups=
+_t_done=0
+
+# shellcheck source=SCRIPTDIR/../guest/topo.sh
+. "$MROCE_TOP/tools/guest/topo.sh"
+
+log() { echo "# $*"; }
+
+_t_pass() { _t_checks=$((_t_checks + 1)); echo "ok - $1"; }
+_t_fail() {
+	_t_checks=$((_t_checks + 1))
+	_t_failed=$((_t_failed + 1))
+	echo "FAIL - $1"
+}
+
+check() {
+	_d=$1
+	shift
+	echo "+ $*"
+	if "$@"; then
+		_t_pass "$_d"
+		return 0
+	else
+		_rc=$?
+	fi
+	_t_fail "$_d (exit $_rc: $*)"
+	return "$_rc"
+}
+
+check_fail() {
+	_d=$1
+	shift
+	echo "+ $*"
+	if "$@"; then _t_fail "$_d (succeeded but should fail: $*)"; return 1; fi
+	_t_pass "$_d"
+	return 0
+}
+
+check_eq() {
+	if [ "$2" = "$3" ]; then _t_pass "$1"; return 0; fi
+	_t_fail "$1 (expected '$2', got '$3')"
+	return 1
+}
+
+check_match() {
+	if printf '%s\n' "$3" | grep -Eq -- "$2"; then _t_pass "$1"; return 0; fi
+	_t_fail "$1 ('$3' does not match /$2/)"
+	return 1
+}
+
+require() {
+	check "$@" || fail "required check failed: $1"
+}
+
+fail() {
+	_t_checks=$((_t_checks + 1))
+	_t_failed=$((_t_failed + 1))
+	echo "FAIL - $*"
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*"
+	_t_done=77
+	exit 77
+}
+
+need_cmd() {
+	for _c in "$@"; do
+		command -v "$_c" >/dev/null 2>&1 || skip "command $_c not available"
+	done
+}
+
+need_module() {
+	for _m in "$@"; do
+		[ -d "/sys/module/$(echo "$_m" | tr - _)" ] && continue
+		if ! modprobe -n "$_m" >/dev/null 2>&1; then
+			skip "kernel module $_m not available"
+		fi
+		echo "+ modprobe $_m"
+		modprobe "$_m" || fail "modprobe $_m failed"
+	done
+}
+
+load_mroce() {
+	need_module ib_core ib_uverbs udp_tunnel ip6_udp_tunnel
+	[ -d /sys/module/mroce ] && return 0
+	[ -f "$MROCE_KO" ] ||
+		fail "$MROCE_KO not found: build it on the host first (make modules)"
+	echo "+ insmod $MROCE_KO"
+	insmod "$MROCE_KO" || fail "insmod $MROCE_KO failed"
+}
+
+unload_mroce() {
+	[ -d /sys/module/mroce ] || return 0
+	echo "+ rmmod mroce"
+	rmmod mroce
+}
+
+in_h1() { topo_exec h1 "$@"; }
+in_h2() { topo_exec h2 "$@"; }
+
+on_exit() {
+	_t_cleanups="$1
+$_t_cleanups"
+}
+
+_t_exit() {
+	_rc=$?
+	trap - EXIT
+	set +e
+	if [ -n "$_t_cleanups" ]; then
+		printf '%s\n' "$_t_cleanups" | while IFS= read -r _c; do
+			[ -n "$_c" ] && eval "$_c"
+		done
+	fi
+	[ "$_t_done" = 77 ] && exit 77
+	if [ "$_t_failed" -gt 0 ]; then
+		echo "# $TEST_NAME: $_t_failed of $_t_checks checks failed"
+		[ "$_rc" = 0 ] && _rc=1
+	elif [ "$_rc" != 0 ]; then
+		echo "# $TEST_NAME: exited with status $_rc after $_t_checks checks"
+	elif [ "$_t_checks" = 0 ]; then
+		echo "# $TEST_NAME: no checks were run"
+		_rc=1
+	else
+		echo "# $TEST_NAME: all $_t_checks checks passed"
+	fi
+	exit "$_rc"
+}
+trap _t_exit EXIT
