@@ -98,8 +98,9 @@ check_eq "mroce2 saw none" 0 "$(counter mroce2 rx_pkts)"
 # --- bad arguments: clear errors, no oops ----------------------------------
 check_fail "second device on veth1 refused" \
 	in_h1 rdma link add mroce3 type mroce netdev veth1
+in_h1 ip link add vd1 type veth peer name vd2
 check_fail "duplicate name refused" \
-	in_h1 rdma link add mroce2 type mroce netdev lo
+	in_h1 rdma link add mroce2 type mroce netdev vd1
 check_fail "unknown netdev refused" \
 	in_h1 rdma link add mroce4 type mroce netdev nosuchdev
 check_fail "non-Ethernet netdev refused" \
@@ -107,6 +108,8 @@ check_fail "non-Ethernet netdev refused" \
 log="$(dmesg)"
 check_match "EEXIST explained" 'veth1 already has device mroce1' "$log"
 check_match "non-Ethernet explained" 'lo is not an Ethernet netdev' "$log"
+check_match "duplicate name explained" 'an RDMA device named mroce2 exists' "$log"
+in_h1 ip link del vd1
 check "no stray devices" test ! -e $SYS/mroce3 -a ! -e $SYS/mroce5
 
 # --- port state and MTU follow the netdev ----------------------------------
