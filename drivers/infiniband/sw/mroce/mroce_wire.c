@@ -106,14 +106,15 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 		.off_dgh = BH_LEN,
 		.bh_zero = MROCE_BHZ_PATH_SEQ | MROCE_BHZ_MSN,
 		.flags_ok = F_SE,
-		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_DATAGRAM,
+		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_DATAGRAM,
 	},
 	[MROCE_OP_UD_SEND_IMM] = {
 		.name = "UD_SEND_WITH_IMM", .hdr_len = MROCE_HLEN_UD,
 		.off_dgh = BH_LEN,
 		.bh_zero = MROCE_BHZ_PATH_SEQ | MROCE_BHZ_MSN,
 		.flags_ok = F_SE,
-		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_IMM | MROCE_OPP_DATAGRAM,
+		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_IMM |
+			 MROCE_OPP_DATAGRAM,
 	},
 };
 

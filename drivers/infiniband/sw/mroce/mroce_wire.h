@@ -293,7 +293,7 @@ enum mroce_nak_code {
 
 /* Opcode properties (struct mroce_wire_opinfo.props). */
 #define MROCE_OPP_PAYLOAD	BIT(0)	/* carries payload after the headers */
-#define MROCE_OPP_RWQE		BIT(1)	/* consumes a receive WQE (DH.rq_seq) */
+#define MROCE_OPP_RWQE		BIT(1)	/* consumes a receive WQE (RC: DH.rq_seq) */
 #define MROCE_OPP_IMM		BIT(2)	/* carries immediate data */
 #define MROCE_OPP_REQUEST	BIT(3)	/* requester -> responder, owns a PSN */
 #define MROCE_OPP_RESPONSE	BIT(4)	/* responder -> requester, request PSN */

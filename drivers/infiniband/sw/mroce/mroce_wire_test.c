@@ -534,6 +534,10 @@ static void mroce_wire_test_layout(struct kunit *test)
 			  MROCE_OPP_RWQE);
 	KUNIT_EXPECT_FALSE(test, mroce_wire_opinfo(MROCE_OP_WRITE)->props &
 			   MROCE_OPP_RWQE);
+	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_UD_SEND)->props &
+			  MROCE_OPP_RWQE);
+	KUNIT_EXPECT_FALSE(test, mroce_wire_opinfo(MROCE_OP_READ_RESP)->props &
+			   MROCE_OPP_RWQE);
 	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_SEND_IMM)->props &
 			  MROCE_OPP_IMM);
 	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_READ_RESP)->props &
