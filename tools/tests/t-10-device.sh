@@ -87,13 +87,40 @@ check "UDP port $PORT bound in h1" udp_bound h1
 check "UDP port $PORT bound in h2" udp_bound h2
 check_eq "no UDP socket in the root namespace" 0 \
 	"$(ss -Huln "sport = :$PORT" | wc -l)"
-in_h2 bash -c "echo probe > /dev/udp/192.0.2.1/$PORT"
-in_h2 bash -c "echo probe6 > /dev/udp/2001:db8::1/$PORT"
+# Datagrams to h1's MetaRoCE port from h2: the receive path validates every
+# packet (spec, "Packet-level validation") and counts why it dropped it.
+send_udp() {	# send_udp DST_ADDR HEX_PAYLOAD
+	in_h2 python3 -c 'import socket, sys
+a = sys.argv[1]
+s = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(bytes.fromhex(sys.argv[2]), (a, int(sys.argv[3])))' "$1" "$2" "$PORT"
+}
+# A well-formed PROBE (BH only): version 1, opcode 0x12, 4 header words,
+# dest QPN 0x11, path 0, src QPN 0x12, the rest zero.
+probe=0112000004000011000000120000000000000000000000000000000000000000
+send_udp 192.0.2.1 "$probe"
+send_udp 2001:db8::1 "$probe"
+send_udp 192.0.2.1 0112	# truncated
+send_udp 192.0.2.1 "02${probe:2}"	# version 2
+send_udp 192.0.2.1 "01ff${probe:4}"	# unknown opcode
 sleep 0.3
-check_eq "mroce1 counted 2 packets (IPv4 + IPv6)" 2 "$(counter mroce1 rx_pkts)"
-check_eq "and dropped them: no transport yet" 2 \
+rdma statistic show link mroce1/1
+check_eq "mroce1 received 5 packets (IPv4 and IPv6)" 5 "$(counter mroce1 rx_pkts)"
+check_eq "valid PROBEs: no transport yet" 2 \
 	"$(counter mroce1 rx_drop_unsupported)"
+check_eq "truncated packet dropped as short" 1 "$(counter mroce1 rx_drop_short)"
+check_eq "bad version dropped" 1 "$(counter mroce1 rx_drop_version)"
+check_eq "unknown opcode dropped" 1 "$(counter mroce1 rx_drop_opcode)"
 check_eq "mroce2 saw none" 0 "$(counter mroce2 rx_pkts)"
+# IPv4 UDP without a checksum (legal for UDP, not for MetaRoCE), built by
+# hand on a raw socket.
+in_h2 python3 -c 'import socket, struct, sys
+p = bytes.fromhex(sys.argv[1])
+u = struct.pack("!HHHH", 50000, int(sys.argv[2]), 8 + len(p), 0) + p
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)
+s.sendto(u, ("192.0.2.1", 0))' "$probe" "$PORT"
+sleep 0.3
+check_eq "zero UDP checksum dropped" 1 "$(counter mroce1 rx_drop_no_csum)"
 
 # --- bad arguments: clear errors, no oops ----------------------------------
 check_fail "second device on veth1 refused" \

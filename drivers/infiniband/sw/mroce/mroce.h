@@ -14,6 +14,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_wire.h"
 #include "mroce_xport.h"
 
 #define MROCE_PORT		1
@@ -28,16 +29,30 @@
  */
 #define MROCE_MAX_WIRE_OVERHEAD	(40 + 8 + 64)
 
-/* Port counters, exported as hw counters (rdma statistic show). */
+/*
+ * Port counters, exported as hw counters (rdma statistic show).  The
+ * packet-level drop counters follow enum mroce_wire_err one to one and
+ * take their names from mroce_wire_err_name().
+ */
 enum mroce_counter {
 	MROCE_CNT_RX_PKTS,
 	MROCE_CNT_RX_BYTES,
+	MROCE_CNT_RX_DROP_NO_CSUM,
+	MROCE_CNT_RX_DROP_WIRE_FIRST,	/* rx_drop_short */
+	MROCE_CNT_RX_DROP_WIRE_LAST = MROCE_CNT_RX_DROP_WIRE_FIRST +
+				      MROCE_WIRE_NUM_ERR - 2,
 	MROCE_CNT_RX_DROP_UNSUPPORTED,
 	MROCE_CNT_TX_PKTS,
 	MROCE_CNT_TX_BYTES,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
 };
+
+/* The counter of a packet mroce_wire_parse() rejected with -@err. */
+static inline enum mroce_counter mroce_wire_drop_counter(int err)
+{
+	return MROCE_CNT_RX_DROP_WIRE_FIRST + (-err - MROCE_WIRE_ERR_SHORT);
+}
 
 struct mroce_counters {
 	u64 v[MROCE_NUM_COUNTERS];
@@ -87,5 +102,6 @@ void mroce_dealloc_driver(struct ib_device *ibdev);
 
 /* mroce_verbs.c */
 extern const struct ib_device_ops mroce_dev_ops;
+void mroce_counters_init(void);
 
 #endif /* MROCE_H */

@@ -215,6 +215,7 @@ static int __init mroce_init(void)
 {
 	int err;
 
+	mroce_counters_init();
 	err = mroce_cc_init();
 	if (err)
 		return err;

@@ -78,6 +78,14 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	mdev = mroce_sockset_find(set, skb);
 	if (!mdev)
 		goto drop;
+	/* The UDP checksum is MetaRoCE's only integrity check: a packet
+	 * without one (legal in UDP over IPv4) is dropped.  The IPv6 socket
+	 * has zero checksums refused by the stack already.
+	 */
+	if (!udp_hdr(skb)->check) {
+		mroce_count(mdev, MROCE_CNT_RX_DROP_NO_CSUM, 1);
+		goto drop;
+	}
 	/* Strip the UDP header: providers hand over the MetaRoCE header. */
 	__skb_pull(skb, sizeof(struct udphdr));
 	skb_reset_transport_header(skb);
@@ -98,6 +106,8 @@ static struct socket *mroce_sock_open(struct net *net, int family)
 		.family = family,
 		.local_udp_port = htons(udp_port),
 		.ipv6_v6only = family == AF_INET6,
+		.use_udp6_tx_checksums = true,
+		.use_udp6_rx_checksums = true,
 	};
 	struct socket *sock;
 	int err;

@@ -129,16 +129,25 @@ static int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-static const struct rdma_stat_desc mroce_counter_descs[] = {
+/* Filled by mroce_counters_init(): the wire drop names come from the spec. */
+static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RX_PKTS].name = "rx_pkts",
 	[MROCE_CNT_RX_BYTES].name = "rx_bytes",
+	[MROCE_CNT_RX_DROP_NO_CSUM].name = "rx_drop_no_csum",
 	[MROCE_CNT_RX_DROP_UNSUPPORTED].name = "rx_drop_unsupported",
 	[MROCE_CNT_TX_PKTS].name = "tx_pkts",
 	[MROCE_CNT_TX_BYTES].name = "tx_bytes",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };
 
-static_assert(ARRAY_SIZE(mroce_counter_descs) == MROCE_NUM_COUNTERS);
+void mroce_counters_init(void)
+{
+	int err;
+
+	for (err = MROCE_WIRE_ERR_SHORT; err < MROCE_WIRE_NUM_ERR; err++)
+		mroce_counter_descs[mroce_wire_drop_counter(-err)].name =
+			mroce_wire_err_name(err);
+}
 
 static struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						       u32 port)

@@ -81,13 +81,27 @@ void mroce_xport_detach(struct mroce_dev *mdev)
 
 void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
+	struct mroce_pkt_info info;
+	int err;
+
 	mroce_count(mdev, MROCE_CNT_RX_PKTS, 1);
 	mroce_count(mdev, MROCE_CNT_RX_BYTES, skb->len);
+
+	/* The parser reads the headers only; make them linear. */
+	if (!pskb_may_pull(skb, min_t(unsigned int, skb->len, MROCE_HLEN_MAX)))
+		err = -MROCE_WIRE_ERR_SHORT;
+	else
+		err = mroce_wire_parse(skb->data, skb->len, &info);
+	if (err) {
+		mroce_count(mdev, mroce_wire_drop_counter(err), 1);
+		goto drop;
+	}
 	/*
-	 * No transport yet: the wire format and its receive path come with
-	 * protocol v1.  Until then every packet is dropped and counted.
+	 * A well-formed packet, but the transport that consumes it (QPs)
+	 * comes with the RC data path.  Until then: dropped and counted.
 	 */
 	mroce_count(mdev, MROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+drop:
 	kfree_skb(skb);
 }
 EXPORT_SYMBOL_GPL(mroce_xport_rcv);
