@@ -27,4 +27,132 @@ struct mroce_alloc_ucontext_resp {
 	__u32 reserved;		/* must be zero */
 };
 
+/*
+ * Shared rings.
+ *
+ * Every work queue and completion queue is a ring in kernel memory that
+ * the process maps (mmap of the ucontext's cdev at the offset the create
+ * response gives).  A ring is a struct mroce_ring_hdr followed, at
+ * MROCE_RING_DATA_OFFSET, by 2^n slots of a fixed stride.  Indexes are
+ * free-running u32 counters; the slot of index i is i & (num_slots - 1).
+ *
+ *   SQ: the process produces WQEs, the kernel consumes them.
+ *   RQ: the process produces receive WQEs, the kernel consumes them.
+ *   CQ: the kernel produces CQEs, the process consumes them.
+ *
+ * The producer writes a slot, then stores prod with release semantics;
+ * the consumer loads prod with acquire semantics before it reads slots,
+ * and stores cons (release) once it no longer needs them.  The kernel
+ * copies every slot it consumes before it looks at it: ring contents are
+ * never trusted.
+ */
+struct mroce_ring_hdr {
+	__u32 prod;		/* written by the producer only */
+	__u32 pad0[15];
+	__u32 cons;		/* written by the consumer only */
+	__u32 pad1[15];
+	__u32 flags;		/* MROCE_RING_F_*, written by the kernel */
+	__u32 pad2[15];
+};
+
+#define MROCE_RING_DATA_OFFSET	256
+
+/*
+ * SQ only: the kernel found the ring empty and stopped; the process must
+ * ring the doorbell (the POST_SEND write command with no WRs) after it
+ * publishes new WQEs.  While the flag is clear the kernel is working on
+ * the ring and will see them without a system call.
+ */
+#define MROCE_RING_F_NEED_KICK	(1U << 0)
+
+/* Scatter/gather element, as in struct ibv_sge. */
+struct mroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* struct mroce_send_wqe.flags */
+#define MROCE_WQE_SIGNALED	(1U << 0)
+#define MROCE_WQE_SOLICITED	(1U << 1)
+#define MROCE_WQE_INLINE	(1U << 2)	/* payload follows the header */
+#define MROCE_WQE_FENCE		(1U << 3)
+
+/*
+ * Send WQE.  opcode is enum ib_uverbs_wr_opcode.  num_sge struct
+ * mroce_sge follow the header, or with MROCE_WQE_INLINE inline_len bytes
+ * of payload.  The slot stride is given at QP creation.
+ */
+struct mroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 num_sge;
+	__u16 flags;
+	__u32 imm_data;		/* network byte order, as ibv_send_wr */
+	__u32 inline_len;
+	__u32 reserved;		/* must be zero */
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+	} wr;
+	__u32 reserved2[2];	/* must be zero; the header is 64 bytes */
+};
+
+/* Receive WQE: num_sge struct mroce_sge follow. */
+struct mroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;		/* must be zero */
+};
+
+/* struct mroce_cqe.flags */
+#define MROCE_CQE_WITH_IMM	(1U << 0)	/* imm_data is valid */
+
+/* Completion queue entry. */
+struct mroce_cqe {
+	__aligned_u64 wr_id;
+	__u8 status;		/* enum ib_wc_status */
+	__u8 opcode;		/* enum ib_uverbs_wc_opcode */
+	__u16 flags;		/* MROCE_CQE_* */
+	__u32 byte_len;
+	__u32 imm_data;		/* network byte order */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 vendor_err;
+};
+
+/* Where a ring is and how it is shaped (create responses). */
+struct mroce_ring_info {
+	__aligned_u64 mmap_offset;	/* mmap() offset of the ring */
+	__aligned_u64 mmap_size;	/* bytes to map */
+	__u32 num_slots;		/* power of two */
+	__u32 stride;			/* bytes per slot */
+};
+
+struct mroce_create_cq_resp {
+	struct mroce_ring_info cq;
+};
+
+/* ibv_resize_cq(): the CQ moves to a new ring; unmap the old one. */
+struct mroce_resize_cq_resp {
+	struct mroce_ring_info cq;
+};
+
+struct mroce_create_qp_resp {
+	struct mroce_ring_info sq;
+	struct mroce_ring_info rq;	/* num_slots 0: the QP uses an SRQ */
+	__u32 max_inline;		/* inline bytes a send WQE can carry */
+	__u32 reserved;
+};
+
 #endif /* MROCE_ABI_USER_H */
