@@ -202,7 +202,7 @@ for t in "${TESTS[@]}"; do
 		out "ok $i - $name # SKIP ${reason:-skipped}"
 	else
 		FAILED=$((FAILED + 1))
-		out "not ok $i - $name # ${why:-failed} after ${secs}s"
+		out "not ok $i - $name # ${why:-failed} (${secs}s)"
 		nl=$(wc -l <"$logf")
 		if [ "$nl" -gt "$DIAG_LINES" ]; then
 			out "# (last $DIAG_LINES of $nl lines of $logf)"
