@@ -60,7 +60,8 @@ static void mroce_free_context(struct ibv_context *ibctx)
 
 /*
  * Everything not listed is NULL on purpose: libibverbs then answers the
- * verb with EOPNOTSUPP.  See mroce.h for the families still to come.
+ * verb with EOPNOTSUPP (create_qp_ex, create_cq_ex, SRQ, reg_dmabuf_mr,
+ * memory windows, ECE, ...).  See mroce.h.
  */
 static const struct verbs_context_ops mroce_ctx_ops = {
 	/* device / context: mroce_provider.c */
@@ -71,6 +72,29 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	/* protection domains: mroce_pd.c */
 	.alloc_pd = mroce_alloc_pd,
 	.dealloc_pd = mroce_dealloc_pd,
+
+	/* completion queues: mroce_cq.c */
+	.create_cq = mroce_create_cq,
+	.destroy_cq = mroce_destroy_cq,
+	.poll_cq = mroce_poll_cq,
+	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.resize_cq = mroce_resize_cq,
+
+	/* queue pairs and their data path: mroce_qp.c */
+	.create_qp = mroce_create_qp,
+	.query_qp = mroce_query_qp,
+	.modify_qp = mroce_modify_qp,
+	.destroy_qp = mroce_destroy_qp,
+	.post_send = mroce_post_send,
+	.post_recv = mroce_post_recv,
+
+	/* memory regions: mroce_mr.c */
+	.reg_mr = mroce_reg_mr,
+	.dereg_mr = mroce_dereg_mr,
+
+	/* address handles: mroce_ah.c */
+	.create_ah = mroce_create_ah,
+	.destroy_ah = mroce_destroy_ah,
 };
 
 static struct verbs_context *mroce_alloc_context(struct ibv_device *ibdev,

@@ -20,7 +20,7 @@
  * rdma-core sources - for every provider ABI series.
  *
  * Only what libmroce calls or fills in is declared.  Structures that we only
- * pass around by pointer (struct verbs_sysfs_dev, struct verbs_mr, ...) stay
+ * pass around by pointer (struct verbs_sysfs_dev, struct verbs_xrcd) stay
  * incomplete on purpose, so that nothing here can silently rely on a layout
  * that was not checked.  Add declarations (and their layout asserts at the
  * bottom of this file) together with the code that needs them.
@@ -61,7 +61,47 @@
  * Objects only handled by pointer.
  */
 struct verbs_sysfs_dev;		/* libibverbs' view of one rdma device */
-struct verbs_mr;		/* needed by the MR family (not yet implemented) */
+struct verbs_xrcd;		/* XRC domains: not supported by mroce */
+
+/* ------------------------------------------------------------------------
+ * Objects whose libibverbs part the provider embeds in its own structs.
+ */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/*
+ * Every MR libibverbs sees is a verbs_mr: ibv_dereg_mr() reads mr_type and
+ * access behind the ibv_mr, and ibv_cmd_reg_mr() fills them in.
+ */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
+{
+	return container_of(mr, struct verbs_mr, ibv_mr);
+}
+
+/*
+ * Every QP libibverbs sees is a verbs_qp: ibv_qp_to_qp_ex() reads
+ * comp_mask behind the ibv_qp.  A provider that never sets VERBS_QP_EX in
+ * comp_mask (mroce: zero, so ibv_qp_to_qp_ex() returns NULL) must still
+ * reserve the space.
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
 
 /* ------------------------------------------------------------------------
  * Device matching.
@@ -375,6 +415,36 @@ struct ibv_alloc_pd {
 	struct ib_uverbs_alloc_pd core_payload;
 };
 
+struct ibv_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core_payload;
+};
+
+struct ibv_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core_payload;
+};
+
+struct ibv_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core_payload;
+};
+
+struct ibv_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core_payload;
+};
+
+struct ibv_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core_payload;
+};
+
+struct ibv_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_reg_mr core_payload;
+};
+
 /* ------------------------------------------------------------------------
  * ibv_cmd_* helpers.  They return 0 or a positive errno value.
  */
@@ -405,6 +475,61 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/*
+ * CQ.  ibv_cmd_create_cq sets cq->context, handle and cqe (the size the
+ * kernel chose); libibverbs' ibv_create_cq() initialises the rest.  The
+ * driver part of the response follows 'resp' (resp_size covers both), and
+ * likewise the driver part of the request follows 'cmd'.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+/* A write() command; usable directly as the req_notify_cq op. */
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* Sets cq->cqe from the response on success. */
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * QP.  ibv_cmd_create_qp sets qp->context, handle, qp_num, qp_type, state
+ * (RESET), the CQ/SRQ/PD pointers and the events machinery, and overwrites
+ * attr->cap with what the kernel granted.
+ */
+int ibv_cmd_create_qp(struct ibv_pd *pd,
+		      struct ibv_qp *qp, struct ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+/* Waits for the QP's async events to be acknowledged, like destroy_cq. */
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * MR.  Sets ibv_mr.handle/lkey/rkey/context, mr_type and access; the
+ * generic ibv_reg_mr*() fill in pd, addr and length afterwards.
+ */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access,
+		   struct verbs_mr *vmr, struct ibv_reg_mr *cmd,
+		   size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/* AH.  Sets ah->handle and ah->context (the generic code also sets pd). */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /* ------------------------------------------------------------------------
  * Layout checks (LP64).  The expected numbers were obtained by compiling
@@ -466,6 +591,32 @@ MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_port) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_alloc_pd) == 16);
 MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_get_context_resp) == 8);
 MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_alloc_pd_resp) == 4);
+
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, create_ah) == 13 * 8);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, destroy_ah) == 29 * 8);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, resize_cq) == 71 * 8);
+
+MROCE_ASSERT_LAYOUT(sizeof(struct verbs_mr) == 56);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_mr, mr_type) == 48);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_mr, access) == 52);
+MROCE_ASSERT_LAYOUT(IBV_MR_TYPE_DMABUF_MR == 3);
+MROCE_ASSERT_LAYOUT(sizeof(struct verbs_qp) == 368);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_qp, comp_mask) == 352);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_qp, xrcd) == 360);
+
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_create_cq) == 40);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_resize_cq) == 24);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_create_qp) == 64);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_qp) == 24);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_modify_qp) == 120);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_reg_mr) == 48);
+MROCE_ASSERT_LAYOUT(offsetof(struct ibv_reg_mr, core_payload.access_flags) == 44);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_cq_resp) == 8);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_resize_cq_resp) == 8);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_qp_resp) == 32);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_reg_mr_resp) == 12);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_ah_resp) == 4);
 
 #undef MROCE_ASSERT_LAYOUT
 #endif /* __LP64__ */

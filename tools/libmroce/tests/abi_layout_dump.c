@@ -146,6 +146,35 @@ SAME_TYPE(ibv_cmd_alloc_pd,
 	  int(struct ibv_context *, struct ibv_pd *, struct ibv_alloc_pd *,
 	      size_t, struct ib_uverbs_alloc_pd_resp *, size_t));
 SAME_TYPE(ibv_cmd_dealloc_pd, int(struct ibv_pd *));
+SAME_TYPE(ibv_cmd_create_cq,
+	  int(struct ibv_context *, int, struct ibv_comp_channel *, int,
+	      struct ibv_cq *, struct ibv_create_cq *, size_t,
+	      struct ib_uverbs_create_cq_resp *, size_t));
+SAME_TYPE(ibv_cmd_req_notify_cq, int(struct ibv_cq *, int));
+SAME_TYPE(ibv_cmd_resize_cq,
+	  int(struct ibv_cq *, int, struct ibv_resize_cq *, size_t,
+	      struct ib_uverbs_resize_cq_resp *, size_t));
+SAME_TYPE(ibv_cmd_destroy_cq, int(struct ibv_cq *));
+SAME_TYPE(ibv_cmd_create_qp,
+	  int(struct ibv_pd *, struct ibv_qp *, struct ibv_qp_init_attr *,
+	      struct ibv_create_qp *, size_t,
+	      struct ib_uverbs_create_qp_resp *, size_t));
+SAME_TYPE(ibv_cmd_query_qp,
+	  int(struct ibv_qp *, struct ibv_qp_attr *, int,
+	      struct ibv_qp_init_attr *, struct ibv_query_qp *, size_t));
+SAME_TYPE(ibv_cmd_modify_qp,
+	  int(struct ibv_qp *, struct ibv_qp_attr *, int,
+	      struct ibv_modify_qp *, size_t));
+SAME_TYPE(ibv_cmd_destroy_qp, int(struct ibv_qp *));
+SAME_TYPE(ibv_cmd_reg_mr,
+	  int(struct ibv_pd *, void *, size_t, uint64_t, int,
+	      struct verbs_mr *, struct ibv_reg_mr *, size_t,
+	      struct ib_uverbs_reg_mr_resp *, size_t));
+SAME_TYPE(ibv_cmd_dereg_mr, int(struct verbs_mr *));
+SAME_TYPE(ibv_cmd_create_ah,
+	  int(struct ibv_pd *, struct ibv_ah *, struct ibv_ah_attr *,
+	      struct ib_uverbs_create_ah_resp *, size_t));
+SAME_TYPE(ibv_cmd_destroy_ah, int(struct ibv_ah *));
 
 SAME_TYPE(dev_ops_probe.match_device,
 	  bool (*)(struct verbs_sysfs_dev *));
@@ -169,6 +198,31 @@ SAME_TYPE(ctx_ops_probe.query_device_ex,
 		  struct ibv_device_attr_ex *, size_t));
 SAME_TYPE(ctx_ops_probe.query_port,
 	  int (*)(struct ibv_context *, uint8_t, struct ibv_port_attr *));
+SAME_TYPE(ctx_ops_probe.create_cq,
+	  struct ibv_cq *(*)(struct ibv_context *, int,
+			     struct ibv_comp_channel *, int));
+SAME_TYPE(ctx_ops_probe.destroy_cq, int (*)(struct ibv_cq *));
+SAME_TYPE(ctx_ops_probe.poll_cq, int (*)(struct ibv_cq *, int, struct ibv_wc *));
+SAME_TYPE(ctx_ops_probe.req_notify_cq, int (*)(struct ibv_cq *, int));
+SAME_TYPE(ctx_ops_probe.resize_cq, int (*)(struct ibv_cq *, int));
+SAME_TYPE(ctx_ops_probe.create_qp,
+	  struct ibv_qp *(*)(struct ibv_pd *, struct ibv_qp_init_attr *));
+SAME_TYPE(ctx_ops_probe.query_qp,
+	  int (*)(struct ibv_qp *, struct ibv_qp_attr *, int,
+		  struct ibv_qp_init_attr *));
+SAME_TYPE(ctx_ops_probe.modify_qp,
+	  int (*)(struct ibv_qp *, struct ibv_qp_attr *, int));
+SAME_TYPE(ctx_ops_probe.destroy_qp, int (*)(struct ibv_qp *));
+SAME_TYPE(ctx_ops_probe.post_send,
+	  int (*)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **));
+SAME_TYPE(ctx_ops_probe.post_recv,
+	  int (*)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **));
+SAME_TYPE(ctx_ops_probe.reg_mr,
+	  struct ibv_mr *(*)(struct ibv_pd *, void *, size_t, uint64_t, int));
+SAME_TYPE(ctx_ops_probe.dereg_mr, int (*)(struct verbs_mr *));
+SAME_TYPE(ctx_ops_probe.create_ah,
+	  struct ibv_ah *(*)(struct ibv_pd *, struct ibv_ah_attr *));
+SAME_TYPE(ctx_ops_probe.destroy_ah, int (*)(struct ibv_ah *));
 
 int main(void)
 {
@@ -233,6 +287,41 @@ int main(void)
 	SZ(struct ibv_alloc_pd);
 	OFF(struct ibv_alloc_pd, hdr);
 	OFF(struct ibv_alloc_pd, core_payload);
+	SZ(struct ibv_create_cq);
+	OFF(struct ibv_create_cq, core_payload);
+	OFF(struct ibv_create_cq, core_payload.cqe);
+	SZ(struct ibv_resize_cq);
+	OFF(struct ibv_resize_cq, core_payload);
+	OFF(struct ibv_resize_cq, core_payload.cq_handle);
+	SZ(struct ibv_create_qp);
+	OFF(struct ibv_create_qp, core_payload);
+	OFF(struct ibv_create_qp, core_payload.max_inline_data);
+	SZ(struct ibv_query_qp);
+	OFF(struct ibv_query_qp, core_payload);
+	SZ(struct ibv_modify_qp);
+	OFF(struct ibv_modify_qp, core_payload);
+	OFF(struct ibv_modify_qp, core_payload.qp_handle);
+	SZ(struct ibv_reg_mr);
+	OFF(struct ibv_reg_mr, core_payload);
+	OFF(struct ibv_reg_mr, core_payload.access_flags);
+	SZ(struct ib_uverbs_create_cq_resp);
+	SZ(struct ib_uverbs_resize_cq_resp);
+	SZ(struct ib_uverbs_create_qp_resp);
+	SZ(struct ib_uverbs_reg_mr_resp);
+	SZ(struct ib_uverbs_create_ah_resp);
+
+	SZ(struct verbs_mr);
+	OFF(struct verbs_mr, ibv_mr);
+	OFF(struct verbs_mr, mr_type);
+	OFF(struct verbs_mr, access);
+	printf("IBV_MR_TYPE_MR %d\n", IBV_MR_TYPE_MR);
+	printf("IBV_MR_TYPE_DMABUF_MR %d\n", IBV_MR_TYPE_DMABUF_MR);
+	SZ(struct verbs_qp);
+	OFF(struct verbs_qp, qp);
+	OFF(struct verbs_qp, qp_ex);
+	OFF(struct verbs_qp, comp_mask);
+	OFF(struct verbs_qp, xrcd);
+
 	SZ(struct ib_uverbs_get_context_resp);
 	SZ(struct ib_uverbs_alloc_pd_resp);
 	SZ(struct ib_uverbs_ex_query_device_resp);

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libmroce: memory regions.  The kernel pins and translates; the provider
+ * only keeps the verbs_mr libibverbs expects behind every ibv_mr.
+ *
+ * reg_mr serves ibv_reg_mr(), ibv_reg_mr_iova() and ibv_reg_mr_iova2():
+ * libibverbs routes all of them to this op with hca_va (the iova; the
+ * buffer address for plain ibv_reg_mr).  The access flags go to the kernel
+ * as given, optional ones (IBV_ACCESS_RELAXED_ORDERING and the rest of
+ * IBV_ACCESS_OPTIONAL_RANGE) included: libibverbs already drops those when
+ * the kernel does not advertise IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS,
+ * and the kernel driver ignores the ones it does not implement.
+ *
+ * reg_dmabuf_mr stays NULL: ibv_reg_dmabuf_mr() fails with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mroce.h"
+
+struct ibv_mr *mroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct ibv_reg_mr cmd = {};
+	struct mroce_mr *mr;
+	int ret;
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, &mr->vmr,
+			     &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(mr);
+		errno = ret;
+		return NULL;
+	}
+
+	return &mr->vmr.ibv_mr;
+}
+
+int mroce_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(to_mmr(vmr));
+	return 0;
+}

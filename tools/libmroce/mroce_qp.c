@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libmroce: queue pairs (RC and UC) and their data path.
+ *
+ * Each QP has a send ring and a receive ring shared with the kernel.
+ * post_send writes struct mroce_send_wqe (+ SGEs or inline payload) into
+ * the SQ ring and makes a system call only when the kernel has set
+ * MROCE_RING_F_NEED_KICK: then it rings the doorbell, the legacy POST_SEND
+ * write() command with no work requests.  post_recv writes struct
+ * mroce_recv_wqe (+ SGEs) into the RQ ring and never makes a system call.
+ *
+ * Not supported: SRQ (create_qp refuses attr->srq with EOPNOTSUPP) and UD
+ * (the send WQE of the ABI carries no address handle / remote QPN / Q_Key,
+ * so create_qp refuses IBV_QPT_UD with EOPNOTSUPP).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mroce.h"
+
+/*
+ * The send WQE's opcode is enum ib_uverbs_wr_opcode, which has the same
+ * numbers as enum ibv_wr_opcode: the provider copies it as it is.
+ */
+_Static_assert((int)IBV_WR_RDMA_WRITE == (int)IB_UVERBS_WR_RDMA_WRITE &&
+		       (int)IBV_WR_RDMA_WRITE_WITH_IMM ==
+			       (int)IB_UVERBS_WR_RDMA_WRITE_WITH_IMM &&
+		       (int)IBV_WR_SEND == (int)IB_UVERBS_WR_SEND &&
+		       (int)IBV_WR_SEND_WITH_IMM == (int)IB_UVERBS_WR_SEND_WITH_IMM &&
+		       (int)IBV_WR_RDMA_READ == (int)IB_UVERBS_WR_RDMA_READ &&
+		       (int)IBV_WR_ATOMIC_CMP_AND_SWP ==
+			       (int)IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		       (int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
+			       (int)IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD,
+	       "enum ibv_wr_opcode is enum ib_uverbs_wr_opcode");
+
+#define MROCE_SEND_FLAGS_SUPPORTED					\
+	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |	\
+	 IBV_SEND_INLINE)
+
+#define MROCE_SEND_WQE_HDR	sizeof(struct mroce_send_wqe)
+#define MROCE_RECV_WQE_HDR	sizeof(struct mroce_recv_wqe)
+
+/* ------------------------------------------------------------------------
+ * Creation: what the kernel granted must fit the rings it gave us.
+ */
+
+static int mroce_check_wq(const struct mroce_ring_info *info,
+			  uint32_t max_wr, uint64_t slot_need, const char *what)
+{
+	int ret;
+
+	ret = mroce_ring_check(info, 8, what);
+	if (ret)
+		return ret;
+	if (info->num_slots < max_wr) {
+		mroce_abi_err("kernel %s ring: %u slots, but max_wr %u",
+			      what, info->num_slots, max_wr);
+		return EPROTO;
+	}
+	if (info->stride < slot_need) {
+		mroce_abi_err("kernel %s ring: stride %u, but a WQE with the granted SGEs/inline data needs %llu bytes",
+			      what, info->stride,
+			      (unsigned long long)slot_need);
+		return EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * cap: what the kernel granted (ibv_cmd_create_qp's attr->cap), with
+ * max_inline_data taken from the driver response.  Returns 0 or EPROTO.
+ */
+int mroce_qp_check_resp(const struct ibv_qp_cap *cap,
+			const struct mroce_create_qp_resp *drv, bool has_rq)
+{
+	uint64_t sq_need, rq_need;
+	int ret;
+
+	sq_need = MROCE_SEND_WQE_HDR +
+		  (uint64_t)cap->max_send_sge * sizeof(struct mroce_sge);
+	if (sq_need < MROCE_SEND_WQE_HDR + (uint64_t)drv->max_inline)
+		sq_need = MROCE_SEND_WQE_HDR + (uint64_t)drv->max_inline;
+	ret = mroce_check_wq(&drv->sq, cap->max_send_wr, sq_need, "SQ");
+	if (ret)
+		return ret;
+
+	if (!has_rq)
+		return 0;
+	if (!drv->rq.num_slots) {
+		mroce_abi_err("kernel gave no RQ ring to a QP without SRQ");
+		return EPROTO;
+	}
+	rq_need = MROCE_RECV_WQE_HDR +
+		  (uint64_t)cap->max_recv_sge * sizeof(struct mroce_sge);
+	return mroce_check_wq(&drv->rq, cap->max_recv_wr, rq_need, "RQ");
+}
+
+struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct mroce_create_qp_full_resp resp = {};
+	struct ibv_create_qp cmd = {};
+	int cmd_fd = ibpd->context->cmd_fd;
+	struct mroce_qp *qp;
+	int ret;
+
+	if (attr->srq ||
+	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	/* The driver response is authoritative for inline data. */
+	attr->cap.max_inline_data = resp.drv.max_inline;
+
+	ret = mroce_qp_check_resp(&attr->cap, &resp.drv, true);
+	if (ret)
+		goto err_destroy;
+
+	ret = mroce_ring_map(&qp->sq.ring, cmd_fd, &resp.drv.sq, 8, "SQ");
+	if (ret)
+		goto err_destroy;
+	ret = mroce_ring_map(&qp->rq.ring, cmd_fd, &resp.drv.rq, 8, "RQ");
+	if (ret)
+		goto err_unmap;
+
+	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_unmap;
+	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret) {
+		pthread_spin_destroy(&qp->sq.lock);
+		goto err_unmap;
+	}
+
+	qp->sq.max_sge = attr->cap.max_send_sge;
+	qp->sq.max_inline = resp.drv.max_inline;
+	qp->rq.max_sge = attr->cap.max_recv_sge;
+	qp->sq_sig_all = attr->sq_sig_all;
+
+	return &qp->vqp.qp;
+
+err_unmap:
+	mroce_ring_unmap(&qp->rq.ring);
+	mroce_ring_unmap(&qp->sq.ring);
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+int mroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+	int ret;
+
+	ret = ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (ret)
+		return ret;
+
+	/* Report the same inline limit create_qp did. */
+	attr->cap.max_inline_data = to_mqp(ibqp)->sq.max_inline;
+	if (init_attr)
+		init_attr->cap.max_inline_data = to_mqp(ibqp)->sq.max_inline;
+	return 0;
+}
+
+int mroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int mroce_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	mroce_ring_unmap(&qp->rq.ring);
+	mroce_ring_unmap(&qp->sq.ring);
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	free(qp);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Send queue.
+ */
+
+/* Validate one send WR; on success *inline_len is its inline byte count. */
+static int mroce_check_send_wr(const struct mroce_qp *qp,
+			       const struct ibv_send_wr *wr,
+			       uint32_t *inline_len)
+{
+	uint64_t len = 0;
+	int i;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* RC only, and the data goes the other way: no inline. */
+		if (qp->vqp.qp.qp_type != IBV_QPT_RC ||
+		    (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		break;
+	default:
+		return EINVAL;
+	}
+
+	if (wr->send_flags & ~MROCE_SEND_FLAGS_SUPPORTED)
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->sq.max_inline)
+			return EINVAL;
+	}
+	*inline_len = len;
+	return 0;
+}
+
+/* Encode a validated WR into a slot (at least header + payload bytes). */
+static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
+				 bool sig_all, uint32_t inline_len)
+{
+	uint8_t *payload = (uint8_t *)slot + MROCE_SEND_WQE_HDR;
+	struct mroce_send_wqe wqe;
+	int i;
+
+	/* Every reserved field and unused union byte goes out as zero. */
+	memset(&wqe, 0, sizeof(wqe));
+	wqe.wr_id = wr->wr_id;
+	wqe.opcode = wr->opcode;
+	if (sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+		wqe.flags |= MROCE_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		wqe.flags |= MROCE_WQE_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		wqe.flags |= MROCE_WQE_FENCE;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+		wqe.imm_data = wr->imm_data;	/* already big endian */
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		wqe.imm_data = wr->imm_data;
+		/* fall through */
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_READ:
+		wqe.wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe.wr.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wqe.wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe.wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe.wr.atomic.swap = wr->wr.atomic.swap;
+		wqe.wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		/* The payload replaces the SGEs: num_sge stays 0. */
+		wqe.flags |= MROCE_WQE_INLINE;
+		wqe.inline_len = inline_len;
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(payload,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			payload += wr->sg_list[i].length;
+		}
+	} else {
+		struct mroce_sge *sge = (struct mroce_sge *)payload;
+
+		wqe.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct mroce_sge){
+				.addr = wr->sg_list[i].addr,
+				.length = wr->sg_list[i].length,
+				.lkey = wr->sg_list[i].lkey,
+			};
+	}
+
+	memcpy(slot, &wqe, sizeof(wqe));
+}
+
+/*
+ * The doorbell: POST_SEND with no work requests.  The kernel (mroce's
+ * post_send with a NULL list) restarts processing of the SQ ring.
+ */
+struct mroce_doorbell_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send core_payload;
+};
+_Static_assert(sizeof(struct mroce_doorbell_cmd) % 4 == 0 &&
+		       sizeof(struct ib_uverbs_post_send_resp) % 4 == 0,
+	       "write() commands count 32-bit words");
+
+int mroce_sq_doorbell(struct ibv_qp *ibqp)
+{
+	struct ib_uverbs_post_send_resp resp = {};
+	struct mroce_doorbell_cmd cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.core_payload = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = ibqp->handle,
+			.wr_count = 0,
+			.sge_count = 0,
+			.wqe_size = sizeof(struct ib_uverbs_send_wr),
+		},
+	};
+
+	ssize_t n;
+
+	n = write(ibqp->context->cmd_fd, &cmd, sizeof(cmd));
+	if (n < 0)
+		return errno;
+	return n == sizeof(cmd) ? 0 : EIO;
+}
+
+int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_ring *ring = &qp->sq.ring;
+	struct ibv_send_wr *dummy;
+	uint32_t prod, cons, inline_len;
+	unsigned int posted = 0;
+	int ret = 0;
+
+	if (!bad_wr)
+		bad_wr = &dummy;
+	*bad_wr = NULL;
+
+	/* Posting before RTS is an immediate error (IBA 10.3.1). */
+	switch (ibqp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		if (wr) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		return 0;
+	default:
+		break;
+	}
+
+	pthread_spin_lock(&qp->sq.lock);
+	prod = mroce_load_relaxed(&ring->hdr->prod);
+	for (; wr; wr = wr->next) {
+		ret = mroce_check_send_wr(qp, wr, &inline_len);
+		if (ret)
+			break;
+		cons = mroce_load_acquire(&ring->hdr->cons);
+		if (prod - cons >= ring->num_slots) {
+			ret = ENOMEM;
+			break;
+		}
+		mroce_write_send_wqe(mroce_ring_slot(ring, prod), wr,
+				     qp->sq_sig_all, inline_len);
+		/* Publish each WQE: the kernel may already be working. */
+		mroce_store_release(&ring->hdr->prod, ++prod);
+		posted++;
+	}
+	pthread_spin_unlock(&qp->sq.lock);
+	if (ret)
+		*bad_wr = wr;
+
+	if (posted) {
+		/*
+		 * Order the prod store before the flags load (the kernel
+		 * sets NEED_KICK, fences, then re-reads prod): either it sees
+		 * our WQEs or we see its flag.
+		 */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (mroce_load_relaxed(&ring->hdr->flags) &
+		    MROCE_RING_F_NEED_KICK) {
+			int err = mroce_sq_doorbell(ibqp);
+
+			if (!ret)
+				ret = err;
+		}
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Receive queue.
+ */
+
+int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_ring *ring = &qp->rq.ring;
+	struct ibv_recv_wr *dummy;
+	uint32_t prod, cons;
+	int ret = 0;
+	int i;
+
+	if (!bad_wr)
+		bad_wr = &dummy;
+	*bad_wr = NULL;
+	if (!wr)
+		return 0;
+
+	/* Receives may be posted from INIT on, not in RESET (C10-97.2.1). */
+	if (ibqp->state == IBV_QPS_RESET || !ring->map) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->rq.lock);
+	prod = mroce_load_relaxed(&ring->hdr->prod);
+	for (; wr; wr = wr->next) {
+		struct mroce_recv_wqe wqe = {};
+		struct mroce_sge *sge;
+		uint8_t *slot;
+
+		/* Zero SGEs is fine: a receive that takes no payload. */
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		cons = mroce_load_acquire(&ring->hdr->cons);
+		if (prod - cons >= ring->num_slots) {
+			ret = ENOMEM;
+			break;
+		}
+
+		slot = mroce_ring_slot(ring, prod);
+		wqe.wr_id = wr->wr_id;
+		wqe.num_sge = wr->num_sge;
+		memcpy(slot, &wqe, sizeof(wqe));
+		sge = (struct mroce_sge *)(slot + MROCE_RECV_WQE_HDR);
+		for (i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct mroce_sge){
+				.addr = wr->sg_list[i].addr,
+				.length = wr->sg_list[i].length,
+				.lkey = wr->sg_list[i].lkey,
+			};
+
+		mroce_store_release(&ring->hdr->prod, ++prod);
+	}
+	pthread_spin_unlock(&qp->rq.lock);
+
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
