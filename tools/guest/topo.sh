@@ -32,6 +32,31 @@ TOPO_SW=sw
 TOPO_BR=br0
 TOPO_VERBOSE=${TOPO_VERBOSE:-0}
 
+# topo_use_real CMD...: busybox sh runs its own applets before searching
+# PATH, so "ip" would be busybox's ip, which knows no netns or veth.  Under
+# busybox sh, define a function CMD running the first CMD in PATH that is
+# not a busybox link.  No-op under other shells.
+topo_use_real() {
+	case "$(readlink -f "/proc/$$/exe" 2>/dev/null)" in
+	*busybox*) ;;
+	*) return 0 ;;
+	esac
+	for _tu_c in "$@"; do
+		_tu_ifs=$IFS
+		IFS=:
+		# shellcheck disable=SC2086  # split PATH on ':'
+		set -- $PATH
+		IFS=$_tu_ifs
+		for _tu_d in "$@"; do
+			[ -x "$_tu_d/$_tu_c" ] || continue
+			case "$(readlink -f "$_tu_d/$_tu_c")" in *busybox*) continue ;; esac
+			eval "$_tu_c() { '$_tu_d/$_tu_c' \"\$@\"; }"
+			break
+		done
+	done
+}
+topo_use_real ip
+
 topo__log() { [ "$TOPO_VERBOSE" = 1 ] && echo "topo: $*" >&2; return 0; }
 topo__err() { echo "topo: $*" >&2; return 1; }
 
@@ -138,7 +163,7 @@ topo_main() {
 	ip4) topo_ip4 "$2" ;;
 	ip6) topo_ip6 "$2" ;;
 	hosts) topo_hosts ;;
-	-h | --help | help) sed -n '3,/^$/s/^# \{0,1\}//p' "$0" ;;
+	-h | --help | help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0" ;;
 	*) topo__err "usage: topo.sh [-v] pair | star N | clean | exec HOST CMD... | ip4 I | ip6 I | hosts (see --help)" ;;
 	esac
 }

@@ -46,6 +46,8 @@ _t_done=0
 
 # shellcheck source=SCRIPTDIR/../guest/topo.sh
 . "$MROCE_TOP/tools/guest/topo.sh"
+# Under busybox sh, use kmod/iproute2/... rather than busybox's applets.
+topo_use_real modprobe insmod rmmod lsmod tc ping sysctl rdma
 
 log() { echo "# $*"; }
 
