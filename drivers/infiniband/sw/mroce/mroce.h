@@ -8,8 +8,14 @@
 #ifndef MROCE_H
 #define MROCE_H
 
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/timer.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/mroce-abi.h>
 
@@ -21,6 +27,22 @@
 #define MROCE_GID_TBL_LEN	1024
 #define MROCE_VENDOR_ID		0xffffff	/* no IEEE OUI assigned */
 #define MROCE_MAX_PD		0x10000
+#define MROCE_MAX_QP		0x10000
+#define MROCE_MAX_CQ		0x10000
+#define MROCE_MAX_MR		0x40000
+#define MROCE_MAX_AH		0x10000
+#define MROCE_MAX_QP_WR		4096
+#define MROCE_MAX_CQE		65536
+#define MROCE_MAX_SGE		8
+#define MROCE_MAX_INLINE	256
+#define MROCE_MAX_RD_ATOMIC	16
+#define MROCE_MIN_QPN		16
+#define MROCE_WINDOW		MROCE_WIRE_SACK_BITS	/* PSNs in flight */
+#define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
+#define MROCE_TX_BUDGET		64	/* packets per requester run */
+#define MROCE_ACK_EVERY		16	/* packets between ACKs */
+#define MROCE_RTO_INIT_MS	20
+#define MROCE_RTO_MAX_MS	1000
 
 /*
  * Bytes a MetaRoCE packet needs around its payload, worst case: IPv6 + UDP
@@ -42,8 +64,21 @@ enum mroce_counter {
 	MROCE_CNT_RX_DROP_WIRE_LAST = MROCE_CNT_RX_DROP_WIRE_FIRST +
 				      MROCE_WIRE_NUM_ERR - 2,
 	MROCE_CNT_RX_DROP_UNSUPPORTED,
+	MROCE_CNT_RX_DROP_UNKNOWN_QP,
+	MROCE_CNT_RX_DROP_QP_STATE,
+	MROCE_CNT_RX_DROP_SRC_MISMATCH,
+	MROCE_CNT_RX_DROP_PSN_WINDOW,
+	MROCE_CNT_RX_DROP_RESP_UNEXPECTED,
+	MROCE_CNT_RX_DUP_PKTS,
+	MROCE_CNT_RX_OOO_PKTS,
 	MROCE_CNT_TX_PKTS,
 	MROCE_CNT_TX_BYTES,
+	MROCE_CNT_TX_DROP,
+	MROCE_CNT_TX_ACKS,
+	MROCE_CNT_TX_NAKS,
+	MROCE_CNT_RETX_PKTS,
+	MROCE_CNT_RTO_EVENTS,
+	MROCE_CNT_RNR_NAKS_RCVD,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
 };
@@ -61,7 +96,6 @@ struct mroce_counters {
 struct mroce_dev {
 	struct ib_device ib_dev;	/* must stay first: ib_alloc_device() */
 	struct net_device *ndev;	/* ib_core holds the reference */
-	struct list_head list;		/* on mroce_dev_list */
 
 	/* packet I/O provider: the soft UDP path or a NIC offload */
 	const struct mroce_xport_ops *xport;
@@ -70,7 +104,17 @@ struct mroce_dev {
 
 	const struct mroce_cc_ops *cc;	/* default for new QPs */
 
+	struct xarray qp_xa;		/* QPN -> mroce_qp, RCU readers */
+	u32 next_qpn;
+	struct xarray mr_xa;		/* key >> 8 -> mroce_mr, RCU readers */
+	u32 next_mr;
+	spinlock_t atomic_lock;		/* serialises remote atomics */
+
 	atomic_t num_pds;
+	atomic_t num_qps;
+	atomic_t num_cqs;
+	atomic_t num_mrs;
+	atomic_t num_ahs;
 	enum ib_port_state port_state;	/* last state dispatched */
 	struct mroce_counters __percpu *stats;
 };
@@ -83,9 +127,226 @@ struct mroce_pd {
 	struct ib_pd ibpd;
 };
 
+/* Where packets of a connection go: from the QP's or AH's GRH. */
+struct mroce_av {
+	int family;			/* AF_INET or AF_INET6 */
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} saddr, daddr;
+	u8 tclass;			/* DSCP << 2; ECN bits set per packet */
+	u8 hop_limit;
+	u32 flow_label;
+};
+
+struct mroce_ib_ah {
+	struct ib_ah ibah;
+	struct mroce_av av;
+};
+
+/* A ring shared with userspace (or private to a kernel consumer). */
+struct mroce_ring {
+	struct mroce_ring_hdr *hdr;
+	void *buf;			/* hdr and slots, vmalloc_user() */
+	size_t size;
+	u32 num_slots;
+	u32 mask;
+	u32 stride;
+	struct mroce_mmap_entry *mmap;	/* user rings: owns buf */
+};
+
+struct mroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void *buf;
+};
+
+struct mroce_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;		/* producer side of the ring */
+	struct mroce_ring ring;
+	u8 notify;			/* IB_CQ_NEXT_COMP / IB_CQ_SOLICITED */
+	bool is_user;
+	bool overflow;
+};
+
+enum mroce_mr_type {
+	MROCE_MR_DMA,			/* kernel virtual addresses */
+	MROCE_MR_USER,			/* pinned user pages */
+};
+
+struct mroce_mr {
+	struct ib_mr ibmr;
+	enum mroce_mr_type type;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	struct page **pages;
+	unsigned int npages;
+	unsigned int page_offset;	/* of iova in pages[0] */
+	refcount_t ref;			/* lookups in flight + 1 */
+	struct completion released;
+	struct rcu_head rcu;
+};
+
+/* The kernel's private copy of a send WQE, with its resolved SGEs. */
+struct mroce_swqe {
+	struct mroce_send_wqe wqe;
+	struct mroce_sge sge[MROCE_MAX_SGE];
+	struct mroce_mr *mr[MROCE_MAX_SGE];	/* references held */
+	u8 *inline_data;		/* points into qp->sq.inline_buf */
+	u32 length;			/* total payload bytes */
+	u32 first_psn;
+	u32 npkts;			/* PSNs taken: 1 for READ/ATOMIC */
+	u32 msn;
+	u32 rq_seq;
+	u32 sent;			/* packets sent at least once */
+	u32 acked;			/* PSNs acknowledged */
+	u32 read_segs;			/* READ: segments in all, received */
+	u32 read_got;
+	u64 atomic_orig;
+	bool done;			/* response / acks complete */
+	enum ib_wc_status status;
+};
+
+/* The kernel's private copy of a receive WQE. */
+struct mroce_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	u32 seq;			/* rq_seq it was fetched for */
+	bool valid;
+	struct mroce_sge sge[MROCE_MAX_SGE];
+	struct mroce_mr *mr[MROCE_MAX_SGE];
+	u32 length;
+};
+
+/* What the responder remembers per PSN of its window. */
+struct mroce_rslot {
+	u8 opcode;
+	u16 flags;
+	u32 msn;
+	u32 rq_seq;
+	u32 imm;
+	u32 msg_len;
+	/* READ/ATOMIC: executed when ePSN passes the PSN */
+	u64 va;
+	u32 rkey;
+	u64 sink_va;
+	u32 sink_key;
+	u32 offset;
+	u32 length;
+	u64 swap_add;
+	u64 compare;
+	enum mroce_nak_code nak;	/* deferred fatal NAK */
+};
+
+struct mroce_atomic_res {
+	u32 psn;
+	bool valid;
+	u64 orig;
+};
+
+struct mroce_qp {
+	struct ib_qp ibqp;
+	struct mroce_dev *mdev;
+	bool is_user;
+	enum ib_qp_state state;
+	spinlock_t state_lock;		/* state transitions */
+
+	/* connection attributes (modify_qp) */
+	struct mroce_av av;
+	u16 sport;			/* UDP source port: path 0 entropy */
+	u32 dest_qpn;
+	u32 pmtu;			/* payload bytes per packet */
+	int access;			/* IB_ACCESS_REMOTE_* accepted */
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u32 qkey;
+	bool sq_sig_all;
+	atomic_t path_seq;		/* path 0 transmissions */
+	refcount_t ref;			/* lookups in flight + 1 */
+	struct completion released;
+
+	/* requester + completer: under sq.lock */
+	struct {
+		spinlock_t lock;
+		struct mroce_ring ring;
+		struct mroce_swqe *wqe;		/* one per ring slot */
+		u8 *inline_buf;			/* max_inline per slot */
+		u32 max_sge;
+		u32 max_inline;
+		u32 head;		/* next ring index to fetch */
+		u32 tail;		/* next ring index to complete */
+		u32 cur;		/* ring index being sent */
+		u32 psn;		/* next PSN to send */
+		u32 snd_una;		/* oldest unacknowledged PSN */
+		u32 msn;
+		u32 rq_seq;
+		u32 rd_atomic;		/* READ/ATOMIC outstanding */
+		u32 slot_wqe[MROCE_WINDOW];	/* PSN -> ring index */
+		u64 read_seen[MROCE_WINDOW];	/* READ chunk segments */
+		unsigned long sacked[BITS_TO_LONGS(MROCE_WINDOW)];
+		u64 last_progress;	/* jiffies of the last ACK progress */
+		u32 rto_ms;
+		u32 rnr_left;
+		bool rnr_wait;
+		bool error;
+		struct timer_list rto_timer;
+		struct timer_list rnr_timer;
+		struct tasklet_struct task;
+		struct mroce_cc_state cc;
+	} sq;
+
+	/* responder: under rq.lock */
+	struct {
+		spinlock_t lock;
+		struct mroce_ring ring;
+		struct mroce_rwqe *wqe;		/* one per ring slot */
+		u32 max_sge;
+		u32 epsn;		/* next expected PSN */
+		unsigned long seen[BITS_TO_LONGS(MROCE_WINDOW)];
+		struct mroce_rslot slot[MROCE_WINDOW];
+		u32 rq_done;		/* next rq_seq to complete */
+		u32 msn;
+		u32 fatal_psn;
+		bool fatal;
+		u32 since_ack;
+		struct mroce_atomic_res *atomic_res;
+		u32 atomic_next;
+	} rq;
+};
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct mroce_dev, ib_dev);
+}
+
+static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct mroce_qp, ibqp);
+}
+
+static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct mroce_cq, ibcq);
+}
+
+static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct mroce_mr, ibmr);
+}
+
+static inline struct mroce_ib_ah *to_mah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct mroce_ib_ah, ibah);
+}
+
+static inline void *mroce_ring_slot(const struct mroce_ring *r, u32 idx)
+{
+	return r->buf + MROCE_RING_DATA_OFFSET + (size_t)(idx & r->mask) * r->stride;
 }
 
 static inline void mroce_count(struct mroce_dev *mdev, enum mroce_counter c,
@@ -99,6 +360,88 @@ void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);
 void mroce_dealloc_driver(struct ib_device *ibdev);
+
+/* mroce_queue.c */
+int mroce_ring_alloc(struct mroce_ring *r, u32 num_slots, u32 stride,
+		     struct ib_ucontext *uctx, struct mroce_ring_info *info);
+void mroce_ring_free(struct mroce_ring *r);
+int mroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void mroce_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* mroce_mr.c */
+struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key);
+void mroce_mr_put(struct mroce_mr *mr);
+int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access);
+void mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr);
+int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova, struct sk_buff *skb,
+		      u32 skb_off, u32 len);
+u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map);
+void mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
+		    u32 nsge, u32 off, void *buf, u32 len, bool to_sgl);
+int mroce_sgl_copy_skb(const struct mroce_sge *sge, struct mroce_mr *const *mr,
+		       u32 nsge, u32 off, struct sk_buff *skb, u32 skb_off,
+		       u32 len);
+int mroce_sgl_resolve(struct mroce_dev *mdev, struct ib_pd *pd,
+		      const struct mroce_sge *sge, struct mroce_mr **mr,
+		      u32 nsge, int access, u32 *total);
+void mroce_sgl_release(struct mroce_mr **mr, u32 nsge);
+
+/* mroce_cq.c */
+int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+		   bool solicited);
+
+/* mroce_qp.c */
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
+void mroce_qp_put(struct mroce_qp *qp);
+void mroce_qp_error(struct mroce_qp *qp);
+
+/* mroce_req.c: requester and completer */
+void mroce_req_task(struct tasklet_struct *t);
+void mroce_req_kick(struct mroce_qp *qp);
+void mroce_req_rto(struct timer_list *t);
+void mroce_req_rnr(struct timer_list *t);
+void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		    struct sk_buff *skb);
+void mroce_sq_flush(struct mroce_qp *qp);
+void mroce_sq_release(struct mroce_qp *qp);
+
+/* mroce_resp.c: responder */
+void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		    struct sk_buff *skb);
+void mroce_rq_flush(struct mroce_qp *qp);
+void mroce_rq_release(struct mroce_qp *qp);
+
+/* mroce_pkt.c: packet construction and transmission */
+struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
+int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
+		   struct mroce_pkt_info *pi);
+u32 mroce_now_us(void);
 
 /* mroce_verbs.c */
 extern const struct ib_device_ops mroce_dev_ops;

@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <net/addrconf.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_netlink.h>
 
 #include "mroce.h"
@@ -78,6 +79,13 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &mroce_dev_ops);
 	mdev->ndev = ndev;
 	atomic_set(&mdev->num_pds, 0);
+	atomic_set(&mdev->num_qps, 0);
+	atomic_set(&mdev->num_cqs, 0);
+	atomic_set(&mdev->num_mrs, 0);
+	atomic_set(&mdev->num_ahs, 0);
+	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC);
+	spin_lock_init(&mdev->atomic_lock);
 	mdev->stats = alloc_percpu(struct mroce_counters);
 	if (!mdev->stats)
 		return -ENOMEM;
@@ -93,6 +101,9 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	ibdev->local_dma_lkey = 0;
+	/* The provider's doorbell and CQ arming are legacy write commands. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 	strscpy(ibdev->node_desc, "mroce", sizeof(ibdev->node_desc));
@@ -117,6 +128,8 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 	if (mdev->cc)
 		mroce_cc_put(mdev->cc);
 	free_percpu(mdev->stats);
+	xa_destroy(&mdev->qp_xa);
+	xa_destroy(&mdev->mr_xa);
 }
 
 static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)

@@ -17,6 +17,10 @@
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <net/addrconf.h>
+#include <net/inet_ecn.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
 
@@ -190,7 +194,7 @@ static void mroce_soft_detach(struct mroce_dev *mdev)
 
 	mutex_lock(&mroce_net_mutex);
 	hlist_del_rcu(&mdev->xport_node);
-	mdev->xport_priv = NULL;
+	WRITE_ONCE(mdev->xport_priv, NULL);
 	if (--set->users == 0) {
 		struct mroce_net *mn = net_generic(set->net, mroce_net_id);
 
@@ -203,10 +207,95 @@ static void mroce_soft_detach(struct mroce_dev *mdev)
 	mutex_unlock(&mroce_net_mutex);
 }
 
+static int mroce_soft_xmit4(struct mroce_sockset *set,
+			    const struct mroce_av *av, __be16 sport, u8 ecn,
+			    struct sk_buff *skb)
+{
+	struct flowi4 fl4 = {
+		.daddr = av->daddr.v4.sin_addr.s_addr,
+		.saddr = av->saddr.v4.sin_addr.s_addr,
+		.flowi4_proto = IPPROTO_UDP,
+		.flowi4_tos = RT_TOS(av->tclass),
+		.fl4_sport = sport,
+		.fl4_dport = htons(udp_port),
+	};
+	struct rtable *rt;
+	u8 ttl;
+
+	rt = ip_route_output_key(set->net, &fl4);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	ttl = av->hop_limit ? av->hop_limit : ip4_dst_hoplimit(&rt->dst);
+	udp_tunnel_xmit_skb(rt, set->sock4->sk, skb, fl4.saddr, fl4.daddr,
+			    (av->tclass & ~INET_ECN_MASK) | ecn, ttl,
+			    htons(IP_DF), sport, htons(udp_port), false, false);
+	return 0;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static int mroce_soft_xmit6(struct mroce_sockset *set,
+			    const struct mroce_av *av, __be16 sport, u8 ecn,
+			    struct sk_buff *skb)
+{
+	struct flowi6 fl6 = {
+		.daddr = av->daddr.v6.sin6_addr,
+		.saddr = av->saddr.v6.sin6_addr,
+		.flowi6_proto = IPPROTO_UDP,
+		.flowlabel = ip6_make_flowinfo(av->tclass,
+					       cpu_to_be32(av->flow_label)),
+		.fl6_sport = sport,
+		.fl6_dport = htons(udp_port),
+	};
+	struct in6_addr saddr = av->saddr.v6.sin6_addr;
+	struct in6_addr daddr = av->daddr.v6.sin6_addr;
+	struct dst_entry *dst;
+	u8 ttl;
+
+	if (!set->sock6)
+		return -EAFNOSUPPORT;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(set->net, set->sock6->sk, &fl6,
+					      NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	ttl = av->hop_limit ? av->hop_limit : ip6_dst_hoplimit(dst);
+	/* Consumes @skb whatever it returns. */
+	udp_tunnel6_xmit_skb(dst, set->sock6->sk, skb, dst->dev, &saddr, &daddr,
+			     (av->tclass & ~INET_ECN_MASK) | ecn, ttl,
+			     cpu_to_be32(av->flow_label), sport,
+			     htons(udp_port), false);
+	return 0;
+}
+#endif
+
+static int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
+			   u16 sport, u8 ecn, struct sk_buff *skb)
+{
+	struct mroce_sockset *set;
+	int err = -ENODEV;
+
+	rcu_read_lock_bh();
+	set = READ_ONCE(mdev->xport_priv);
+	if (set) {
+		if (av->family == AF_INET)
+			err = mroce_soft_xmit4(set, av, htons(sport), ecn, skb);
+#if IS_ENABLED(CONFIG_IPV6)
+		else
+			err = mroce_soft_xmit6(set, av, htons(sport), ecn, skb);
+#endif
+	}
+	rcu_read_unlock_bh();
+	if (err) {
+		mroce_count(mdev, MROCE_CNT_TX_DROP, 1);
+		kfree_skb(skb);
+	}
+	return err;
+}
+
 const struct mroce_xport_ops mroce_soft_xport = {
 	.name = "udp",
 	.attach = mroce_soft_attach,
 	.detach = mroce_soft_detach,
+	.xmit = mroce_soft_xmit,
 };
 
 static void __net_exit mroce_net_exit_net(struct net *net)

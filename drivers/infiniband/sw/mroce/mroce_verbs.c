@@ -30,7 +30,24 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = 0;
 	attr->hw_ver = 0;
 	attr->max_pd = MROCE_MAX_PD;
+	attr->max_qp = MROCE_MAX_QP;
+	attr->max_qp_wr = MROCE_MAX_QP_WR;
+	attr->max_send_sge = MROCE_MAX_SGE;
+	attr->max_recv_sge = MROCE_MAX_SGE;
+	attr->max_sge_rd = MROCE_MAX_SGE;
+	attr->max_cq = MROCE_MAX_CQ;
+	attr->max_cqe = MROCE_MAX_CQE;
+	attr->max_mr = MROCE_MAX_MR;
+	attr->max_ah = MROCE_MAX_AH;
+	attr->max_qp_rd_atom = MROCE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = MROCE_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = MROCE_MAX_RD_ATOMIC * MROCE_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_CHANGE_PHY_PORT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	addrconf_addr_eui48((unsigned char *)&attr->sys_image_guid,
 			    mdev->ndev->dev_addr);
@@ -135,8 +152,21 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RX_BYTES].name = "rx_bytes",
 	[MROCE_CNT_RX_DROP_NO_CSUM].name = "rx_drop_no_csum",
 	[MROCE_CNT_RX_DROP_UNSUPPORTED].name = "rx_drop_unsupported",
+	[MROCE_CNT_RX_DROP_UNKNOWN_QP].name = "rx_drop_unknown_qp",
+	[MROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[MROCE_CNT_RX_DROP_SRC_MISMATCH].name = "rx_drop_src_mismatch",
+	[MROCE_CNT_RX_DROP_PSN_WINDOW].name = "rx_drop_psn_window",
+	[MROCE_CNT_RX_DROP_RESP_UNEXPECTED].name = "rx_drop_resp_unexpected",
+	[MROCE_CNT_RX_DUP_PKTS].name = "rx_dup_pkts",
+	[MROCE_CNT_RX_OOO_PKTS].name = "rx_ooo_pkts",
 	[MROCE_CNT_TX_PKTS].name = "tx_pkts",
 	[MROCE_CNT_TX_BYTES].name = "tx_bytes",
+	[MROCE_CNT_TX_DROP].name = "tx_drop",
+	[MROCE_CNT_TX_ACKS].name = "tx_acks",
+	[MROCE_CNT_TX_NAKS].name = "tx_naks",
+	[MROCE_CNT_RETX_PKTS].name = "retx_pkts",
+	[MROCE_CNT_RTO_EVENTS].name = "rto_events",
+	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };
 
@@ -181,16 +211,38 @@ const struct ib_device_ops mroce_dev_ops = {
 	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
+	.create_ah = mroce_create_ah,
+	.create_cq = mroce_create_cq,
+	.create_qp = mroce_create_qp,
+	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
+	.dereg_mr = mroce_dereg_mr,
+	.destroy_ah = mroce_destroy_ah,
+	.destroy_cq = mroce_destroy_cq,
+	.destroy_qp = mroce_destroy_qp,
+	.get_dma_mr = mroce_get_dma_mr,
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
+	.mmap = mroce_mmap,
+	.mmap_free = mroce_mmap_free,
+	.modify_qp = mroce_modify_qp,
+	.poll_cq = mroce_poll_cq,
+	.post_recv = mroce_post_recv,
+	.post_send = mroce_post_send,
 	.query_device = mroce_query_device,
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
+	.query_qp = mroce_query_qp,
+	.reg_user_mr = mroce_reg_user_mr,
+	.req_notify_cq = mroce_req_notify_cq,
+	.resize_cq = mroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ib_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
 };

@@ -81,7 +81,9 @@ void mroce_xport_detach(struct mroce_dev *mdev)
 
 void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
+	const struct mroce_wire_opinfo *op;
 	struct mroce_pkt_info info;
+	struct mroce_qp *qp;
 	int err;
 
 	mroce_count(mdev, MROCE_CNT_RX_PKTS, 1);
@@ -96,11 +98,22 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, mroce_wire_drop_counter(err), 1);
 		goto drop;
 	}
-	/*
-	 * A well-formed packet, but the transport that consumes it (QPs)
-	 * comes with the RC data path.  Until then: dropped and counted.
-	 */
-	mroce_count(mdev, MROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+	op = mroce_wire_opinfo(info.opcode);
+	if (op->props & MROCE_OPP_DATAGRAM || info.opcode == MROCE_OP_PROBE) {
+		/* UD and path probes come with their features */
+		mroce_count(mdev, MROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+		goto drop;
+	}
+	qp = mroce_qp_get(mdev, info.dest_qpn);
+	if (!qp) {
+		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);
+		goto drop;
+	}
+	if (op->props & MROCE_OPP_REQUEST)
+		mroce_resp_rcv(qp, &info, skb);
+	else
+		mroce_comp_rcv(qp, &info, skb);
+	mroce_qp_put(qp);
 drop:
 	kfree_skb(skb);
 }

@@ -16,6 +16,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+struct mroce_av;
 struct mroce_dev;
 
 struct mroce_xport_ops {
@@ -36,6 +37,14 @@ struct mroce_xport_ops {
 	 * RTNL (netdev unregister) and must tolerate a second call.
 	 */
 	void (*detach)(struct mroce_dev *mdev);
+
+	/* Send one packet (skb->data at the MetaRoCE header, headroom for
+	 * the outer headers reserved) along @av with UDP source port
+	 * @sport and IP ECN codepoint @ecn.  Consumes @skb.  Softirq or
+	 * process context.
+	 */
+	int (*xmit)(struct mroce_dev *mdev, const struct mroce_av *av,
+		    u16 sport, u8 ecn, struct sk_buff *skb);
 };
 
 int mroce_register_offload(struct mroce_xport_ops *ops);

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce packet construction: one sk_buff per MetaRoCE packet, headers
+ * written by mroce_wire_build() (so nothing leaves that a conforming
+ * receiver would drop), handed to the device's packet I/O provider.
+ */
+
+#include <linux/ipv6.h>
+#include <linux/ktime.h>
+#include <net/inet_ecn.h>
+#include <net/udp.h>
+
+#include "mroce.h"
+
+u32 mroce_now_us(void)
+{
+	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/* An skb with room for the outer headers and @len bytes of packet. */
+struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 len)
+{
+	struct net_device *ndev = qp->mdev->ndev;
+	unsigned int room = LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) +
+			    sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(room + len + ndev->needed_tailroom, GFP_ATOMIC);
+	if (skb)
+		skb_reserve(skb, room);
+	return skb;
+}
+
+/*
+ * Write the headers @pi describes in front of the payload already in
+ * @skb (skb->data), fill the per-connection fields and send.  Consumes
+ * @skb.
+ */
+int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
+		   struct mroce_pkt_info *pi)
+{
+	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(pi->opcode);
+	struct mroce_dev *mdev = qp->mdev;
+	const struct mroce_xport_ops *xport;
+	int len;
+
+	pi->dest_qpn = qp->dest_qpn;
+	pi->src_qpn = qp->ibqp.qp_num;
+	pi->path_id = 0;
+	pi->ts_us = mroce_now_us();
+	if (!(op->props & MROCE_OPP_ACKNOWLEDGE))
+		pi->path_seq = atomic_inc_return(&qp->path_seq) - 1;
+	pi->payload_len = skb->len;
+
+	if (skb_headroom(skb) < op->hdr_len)
+		goto drop;
+	len = mroce_wire_build(skb_push(skb, op->hdr_len), op->hdr_len, pi);
+	if (len < 0) {
+		WARN_ONCE(1, "mroce: built an invalid %s packet: %s\n", op->name,
+			  mroce_wire_err_name(len));
+		goto drop;
+	}
+
+	xport = READ_ONCE(mdev->xport);
+	if (!xport)
+		goto drop;
+	mroce_count(mdev, MROCE_CNT_TX_PKTS, 1);
+	mroce_count(mdev, MROCE_CNT_TX_BYTES, skb->len);
+	return xport->xmit(mdev, &qp->av, qp->sport, INET_ECN_ECT_0, skb);
+
+drop:
+	mroce_count(mdev, MROCE_CNT_TX_DROP, 1);
+	kfree_skb(skb);
+	return -EINVAL;
+}

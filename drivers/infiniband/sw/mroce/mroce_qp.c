@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce queue pairs: creation, the IB state machine (modify_qp), the
+ * kernel consumers' post_send/post_recv, address handles.
+ *
+ * A QP owns two rings (SQ, RQ).  User QPs share them with the process;
+ * kernel QPs fill them from post_send/post_recv.  Either way the data
+ * path reads them the same way (mroce_req.c, mroce_resp.c).
+ */
+
+#include <linux/jhash.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "mroce.h"
+#include "mroce_psn.h"
+
+struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
+{
+	struct mroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&mdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void mroce_qp_put(struct mroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+static int mroce_check_cap(struct ib_qp_cap *cap)
+{
+	if (cap->max_send_wr > MROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > MROCE_MAX_QP_WR ||
+	    cap->max_send_sge > MROCE_MAX_SGE ||
+	    cap->max_recv_sge > MROCE_MAX_SGE ||
+	    cap->max_inline_data > MROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int mroce_qp_alloc_queues(struct mroce_qp *qp,
+				 struct ib_qp_init_attr *init,
+				 struct ib_ucontext *uctx,
+				 struct mroce_create_qp_resp *resp)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 sq_slots = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	u32 rq_slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	u32 sq_room = max_t(u32, max(cap->max_send_sge, 1U) *
+			    sizeof(struct mroce_sge), cap->max_inline_data);
+	u32 sq_stride = ALIGN(sizeof(struct mroce_send_wqe) + sq_room, 64);
+	u32 rq_stride = sizeof(struct mroce_recv_wqe) +
+			max(cap->max_recv_sge, 1U) * sizeof(struct mroce_sge);
+	int err;
+
+	qp->sq.max_sge = max(cap->max_send_sge, 1U);
+	qp->sq.max_inline = min_t(u32, sq_stride - sizeof(struct mroce_send_wqe),
+				  MROCE_MAX_INLINE);
+	qp->rq.max_sge = max(cap->max_recv_sge, 1U);
+
+	err = mroce_ring_alloc(&qp->sq.ring, sq_slots, sq_stride, uctx,
+			       &resp->sq);
+	if (err)
+		return err;
+	err = mroce_ring_alloc(&qp->rq.ring, rq_slots, rq_stride, uctx,
+			       &resp->rq);
+	if (err)
+		return err;
+	/* The requester is idle: the first post must ring the doorbell. */
+	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
+
+	qp->sq.wqe = kvcalloc(sq_slots, sizeof(*qp->sq.wqe), GFP_KERNEL);
+	qp->sq.inline_buf = kvcalloc(sq_slots, qp->sq.max_inline, GFP_KERNEL);
+	qp->rq.wqe = kvcalloc(rq_slots, sizeof(*qp->rq.wqe), GFP_KERNEL);
+	if (!qp->sq.wqe || !qp->sq.inline_buf || !qp->rq.wqe)
+		return -ENOMEM;
+
+	cap->max_send_wr = sq_slots;
+	cap->max_recv_wr = rq_slots;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
+	resp->max_inline = qp->sq.max_inline;
+	return 0;
+}
+
+static void mroce_qp_free_queues(struct mroce_qp *qp)
+{
+	mroce_ring_free(&qp->sq.ring);
+	mroce_ring_free(&qp->rq.ring);
+	kvfree(qp->sq.wqe);
+	kvfree(qp->sq.inline_buf);
+	kvfree(qp->rq.wqe);
+	kfree(qp->rq.atomic_res);
+}
+
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_ucontext *uc = rdma_udata_to_drv_context(udata,
+				struct mroce_ucontext, ibuc);
+	struct mroce_create_qp_resp resp = {};
+	struct mroce_qp *qp = to_mqp(ibqp);
+	u32 qpn;
+	int err;
+
+	if (init->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	if (init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	err = mroce_check_cap(&init->cap);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (atomic_inc_return(&mdev->num_qps) > MROCE_MAX_QP) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	qp->mdev = mdev;
+	qp->is_user = !!udata;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	timer_setup(&qp->sq.rto_timer, mroce_req_rto, 0);
+	timer_setup(&qp->sq.rnr_timer, mroce_req_rnr, 0);
+	tasklet_setup(&qp->sq.task, mroce_req_task);
+	qp->pmtu = ib_mtu_enum_to_int(IB_MTU_1024);
+	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
+	qp->mdev->cc->init(&qp->sq.cc);
+
+	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
+	if (err)
+		goto err_queues;
+
+	err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp,
+			      XA_LIMIT(MROCE_MIN_QPN, MROCE_WIRE_U24_MASK),
+			      &mdev->next_qpn, GFP_KERNEL);
+	if (err < 0)
+		goto err_queues;
+	ibqp->qp_num = qpn;
+
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_xa;
+	}
+	return 0;
+
+err_xa:
+	xa_erase(&mdev->qp_xa, qpn);
+	synchronize_rcu();
+err_queues:
+	mroce_qp_free_queues(qp);
+err_count:
+	atomic_dec(&mdev->num_qps);
+	return err;
+}
+
+int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_dev *mdev = qp->mdev;
+
+	/* No new lookups; wait for the packets being processed. */
+	xa_erase(&mdev->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+	mroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	spin_lock_bh(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	spin_unlock_bh(&qp->state_lock);
+	tasklet_kill(&qp->sq.task);
+	del_timer_sync(&qp->sq.rto_timer);
+	del_timer_sync(&qp->sq.rnr_timer);
+
+	mroce_sq_release(qp);
+	mroce_rq_release(qp);
+	mroce_qp_free_queues(qp);
+	atomic_dec(&mdev->num_qps);
+	return 0;
+}
+
+/* The address vector of a RoCE v2 GRH: IPv4 or IPv6, from the GIDs. */
+static int mroce_av_from_ah_attr(struct mroce_av *av,
+				 const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	const struct ib_gid_attr *sgid_attr = ah->grh.sgid_attr;
+
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) || !sgid_attr)
+		return -EINVAL;
+	if (sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;	/* MetaRoCE runs over UDP/IP only */
+
+	memset(av, 0, sizeof(*av));
+	switch (rdma_gid_attr_network_type(sgid_attr)) {
+	case RDMA_NETWORK_IPV4:
+		av->family = AF_INET;
+		if (!ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw))
+			return -EINVAL;
+		break;
+	case RDMA_NETWORK_IPV6:
+		av->family = AF_INET6;
+		if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw))
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	rdma_gid2ip((struct sockaddr *)&av->saddr, &sgid_attr->gid);
+	rdma_gid2ip((struct sockaddr *)&av->daddr, &grh->dgid);
+	av->tclass = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = grh->flow_label;
+	return 0;
+}
+
+/* Forget everything about the connection: RESET. */
+static void mroce_qp_reset(struct mroce_qp *qp)
+{
+	del_timer(&qp->sq.rto_timer);
+	del_timer(&qp->sq.rnr_timer);
+
+	spin_lock_bh(&qp->sq.lock);
+	mroce_sq_release(qp);
+	qp->sq.head = 0;
+	qp->sq.tail = 0;
+	qp->sq.cur = 0;
+	qp->sq.msn = 0;
+	qp->sq.rq_seq = 0;
+	qp->sq.rd_atomic = 0;
+	qp->sq.rnr_wait = false;
+	qp->sq.error = false;
+	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
+	bitmap_zero(qp->sq.sacked, MROCE_WINDOW);
+	qp->sq.ring.hdr->prod = 0;
+	qp->sq.ring.hdr->cons = 0;
+	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
+	qp->mdev->cc->init(&qp->sq.cc);
+	spin_unlock_bh(&qp->sq.lock);
+
+	spin_lock_bh(&qp->rq.lock);
+	mroce_rq_release(qp);
+	qp->rq.rq_done = 0;
+	qp->rq.msn = 0;
+	qp->rq.fatal = false;
+	qp->rq.since_ack = 0;
+	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
+	qp->rq.ring.hdr->prod = 0;
+	qp->rq.ring.hdr->cons = 0;
+	spin_unlock_bh(&qp->rq.lock);
+	atomic_set(&qp->path_seq, 0);
+}
+
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	enum ib_qp_state cur, new;
+	struct mroce_av av;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	spin_lock_bh(&qp->state_lock);
+	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	err = -EINVAL;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
+		goto out;
+	if ((mask & IB_QP_PORT) && attr->port_num != MROCE_PORT)
+		goto out;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > MROCE_MAX_RD_ATOMIC)
+		goto out;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > MROCE_MAX_RD_ATOMIC)
+		goto out;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		goto out;
+	if ((mask & IB_QP_DEST_QPN) &&
+	    (attr->dest_qp_num < MROCE_MIN_QPN ||
+	     attr->dest_qp_num > MROCE_WIRE_U24_MASK))
+		goto out;
+	if (mask & IB_QP_AV) {
+		err = mroce_av_from_ah_attr(&av, &attr->ah_attr);
+		if (err)
+			goto out;
+	}
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && !qp->rq.atomic_res) {
+		qp->rq.atomic_res = kcalloc(MROCE_MAX_RD_ATOMIC,
+					    sizeof(*qp->rq.atomic_res),
+					    GFP_ATOMIC);
+		err = -ENOMEM;
+		if (!qp->rq.atomic_res)
+			goto out;
+	}
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_AV)
+		qp->av = av;
+	if (mask & IB_QP_PATH_MTU)
+		qp->pmtu = min(ib_mtu_enum_to_int(attr->path_mtu),
+			       ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)));
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_RQ_PSN) {
+		spin_lock(&qp->rq.lock);
+		qp->rq.epsn = attr->rq_psn & MROCE_WIRE_U24_MASK;
+		spin_unlock(&qp->rq.lock);
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		spin_lock(&qp->sq.lock);
+		qp->sq.psn = attr->sq_psn & MROCE_WIRE_U24_MASK;
+		qp->sq.snd_una = qp->sq.psn;
+		spin_unlock(&qp->sq.lock);
+	}
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		/* path 0's entropy: spread connections over ECMP links */
+		qp->sport = mroce_wire_sport(jhash_2words(ibqp->qp_num,
+							  qp->dest_qpn, 0),
+					     0, 0);
+	err = 0;
+	if (new == cur)
+		goto out;
+	qp->state = new;
+	spin_unlock_bh(&qp->state_lock);
+
+	switch (new) {
+	case IB_QPS_RESET:
+		mroce_qp_reset(qp);
+		break;
+	case IB_QPS_ERR:
+		mroce_qp_error(qp);
+		break;
+	case IB_QPS_RTS:
+		spin_lock_bh(&qp->sq.lock);
+		qp->sq.last_progress = jiffies;
+		spin_unlock_bh(&qp->sq.lock);
+		mroce_req_kick(qp);	/* WQEs posted before RTS */
+		break;
+	default:
+		break;
+	}
+	return 0;
+out:
+	spin_unlock_bh(&qp->state_lock);
+	return err;
+}
+
+int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = ib_mtu_int_to_enum(qp->pmtu);
+	attr->qp_access_flags = qp->access;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->rq.epsn;
+	attr->sq_psn = qp->sq.psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->port_num = MROCE_PORT;
+	attr->cap.max_send_wr = qp->sq.ring.num_slots;
+	attr->cap.max_recv_wr = qp->rq.ring.num_slots;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->sq.max_inline;
+
+	memset(init, 0, sizeof(*init));
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->qp_type = ibqp->qp_type;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/*
+ * The QP failed (or was moved to ERR): every outstanding and posted WQE
+ * completes with IB_WC_WR_FLUSH_ERR.  Any context.
+ */
+void mroce_qp_error(struct mroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	qp->state = IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	mroce_sq_flush(qp);
+	mroce_rq_flush(qp);
+}
+
+/* --- kernel consumers ------------------------------------------------- */
+
+static int mroce_wr_to_wqe(struct mroce_qp *qp, const struct ib_send_wr *wr,
+			   struct mroce_send_wqe *w)
+{
+	struct mroce_sge *sge = (void *)(w + 1);
+	u32 len = 0;
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->wr.atomic.swap = atomic_wr(wr)->swap;
+		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->imm_data = (__force u32)wr->ex.imm_data;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		w->flags |= MROCE_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		w->flags |= MROCE_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		w->flags |= MROCE_WQE_FENCE;
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->sq.max_inline)
+			return -EINVAL;
+		w->flags |= MROCE_WQE_INLINE;
+		w->inline_len = len;
+		len = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			/* kernel SGEs carry kernel virtual addresses */
+			memcpy((u8 *)sge + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		return 0;
+	}
+	w->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_ring *r = &qp->sq.ring;
+	unsigned long flags;
+	int err = 0;
+	u32 prod;
+
+	/* User QPs: this is the doorbell (POST_SEND with no WRs). */
+	if (qp->is_user) {
+		mroce_req_kick(qp);
+		return 0;
+	}
+	if (qp->state < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	prod = r->hdr->prod;
+	for (; wr; wr = wr->next) {
+		if (prod - qp->sq.tail >= r->num_slots) {
+			err = -ENOMEM;
+			break;
+		}
+		err = mroce_wr_to_wqe(qp, wr, mroce_ring_slot(r, prod));
+		if (err)
+			break;
+		prod++;
+	}
+	smp_store_release(&r->hdr->prod, prod);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (err)
+		*bad_wr = wr;
+	mroce_req_kick(qp);
+	return err;
+}
+
+int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_ring *r = &qp->rq.ring;
+	unsigned long flags;
+	int err = 0;
+	u32 prod;
+	int i;
+
+	if (qp->is_user) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	prod = r->hdr->prod;
+	for (; wr; wr = wr->next) {
+		struct mroce_recv_wqe *w = mroce_ring_slot(r, prod);
+		struct mroce_sge *sge = (void *)(w + 1);
+
+		if (prod - qp->rq.rq_done >= r->num_slots) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		w->reserved = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		prod++;
+	}
+	smp_store_release(&r->hdr->prod, prod);
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (err)
+		*bad_wr = wr;
+	if (qp->state == IB_QPS_ERR)
+		mroce_rq_flush(qp);
+	return err;
+}
+
+/* --- address handles ------------------------------------------------- */
+
+int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibah->device);
+	int err;
+
+	if (atomic_inc_return(&mdev->num_ahs) > MROCE_MAX_AH) {
+		atomic_dec(&mdev->num_ahs);
+		return -ENOMEM;
+	}
+	err = mroce_av_from_ah_attr(&to_mah(ibah)->av, init->ah_attr);
+	if (err)
+		atomic_dec(&mdev->num_ahs);
+	return err;
+}
+
+int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	atomic_dec(&to_mdev(ibah->device)->num_ahs);
+	return 0;
+}

@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce requester and completer: the send side of an RC connection.
+ *
+ * The requester (a tasklet, so it runs in softirq context and a pacer can
+ * later schedule it from an hrtimer) copies WQEs out of the SQ ring,
+ * validates them, segments them into packets within the PSN window and
+ * sends them.  The completer runs from the receive path on ACK, NAK and
+ * response packets: it advances snd_una, records selective
+ * acknowledgments, places READ and ATOMIC results, and completes WQEs in
+ * posting order.  An RTO timer resends what is neither acknowledged nor
+ * selectively acknowledged; never the whole window.
+ *
+ * Everything here runs under qp->sq.lock.
+ */
+
+#include <linux/jiffies.h>
+
+#include "mroce.h"
+#include "mroce_psn.h"
+
+static bool mroce_op_is_rd_atomic(u8 op)
+{
+	return op == IB_UVERBS_WR_RDMA_READ ||
+	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool mroce_op_is_atomic(u8 op)
+{
+	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static u8 mroce_wire_opcode(u8 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_SEND:
+		return MROCE_OP_SEND;
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return MROCE_OP_SEND_IMM;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return MROCE_OP_WRITE;
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return MROCE_OP_WRITE_IMM;
+	case IB_UVERBS_WR_RDMA_READ:
+		return MROCE_OP_READ_REQ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return MROCE_OP_ATOMIC_CMP_SWP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return MROCE_OP_ATOMIC_FETCH_ADD;
+	default:
+		return 0;
+	}
+}
+
+static u8 mroce_wc_opcode(u8 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Bytes one READ request (one PSN) asks for at most. */
+static u32 mroce_read_chunk(const struct mroce_qp *qp)
+{
+	return MROCE_READ_CHUNK_SEGS * qp->pmtu;
+}
+
+/* Length of READ chunk @k of @sw. */
+static u32 mroce_read_chunk_len(const struct mroce_qp *qp,
+				const struct mroce_swqe *sw, u32 k)
+{
+	u32 c = mroce_read_chunk(qp);
+
+	return min(c, sw->length - k * c);
+}
+
+static u32 mroce_segs(const struct mroce_qp *qp, u32 len)
+{
+	return max(1U, DIV_ROUND_UP(len, qp->pmtu));
+}
+
+static u64 mroce_segs_mask(u32 segs)
+{
+	return segs >= 64 ? ~0ULL : BIT_ULL(segs) - 1;
+}
+
+/* The oldest PSN a completion may still need: the window starts here. */
+static u32 mroce_sq_win_base(const struct mroce_qp *qp)
+{
+	if (qp->sq.tail != qp->sq.head)
+		return qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].first_psn;
+	return qp->sq.snd_una;
+}
+
+/*
+ * Copy WQE @idx out of the ring and check it.  The ring is shared with
+ * the process, so only the copy is looked at from here on.
+ */
+static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
+{
+	struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+	const u8 *slot = mroce_ring_slot(&qp->sq.ring, idx);
+	struct mroce_send_wqe *w = &sw->wqe;
+	int access = 0;
+
+	memcpy(w, slot, sizeof(*w));
+	memset(sw->mr, 0, sizeof(sw->mr));
+	sw->inline_data = NULL;
+	sw->length = 0;
+	sw->sent = 0;
+	sw->acked = 0;
+	sw->read_segs = 0;
+	sw->read_got = 0;
+	sw->done = false;
+	sw->status = IB_WC_SUCCESS;
+
+	if (!mroce_wire_opcode(w->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->flags & MROCE_WQE_INLINE) {
+		if (mroce_op_is_rd_atomic(w->opcode))
+			return IB_WC_LOC_QP_OP_ERR;
+		if (w->inline_len > qp->sq.max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		w->num_sge = 0;
+		sw->inline_data = qp->sq.inline_buf +
+				  (idx & qp->sq.ring.mask) * qp->sq.max_inline;
+		memcpy(sw->inline_data, slot + sizeof(*w), w->inline_len);
+		sw->length = w->inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (w->num_sge > qp->sq.max_sge)
+		return IB_WC_LOC_LEN_ERR;
+	memcpy(sw->sge, slot + sizeof(*w), w->num_sge * sizeof(sw->sge[0]));
+	if (w->opcode == IB_UVERBS_WR_RDMA_READ || mroce_op_is_atomic(w->opcode))
+		access = IB_ACCESS_LOCAL_WRITE;
+	if (mroce_sgl_resolve(qp->mdev, qp->ibqp.pd, sw->sge, sw->mr,
+			      w->num_sge, access, &sw->length))
+		return IB_WC_LOC_PROT_ERR;
+	if (mroce_op_is_atomic(w->opcode) && sw->length != sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
+}
+
+static void mroce_swqe_release(struct mroce_swqe *sw)
+{
+	mroce_sgl_release(sw->mr, sw->wqe.num_sge);
+}
+
+static void mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
+			      u32 len)
+{
+	if (sw->inline_data)
+		memcpy(dst, sw->inline_data + off, len);
+	else
+		mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, off, dst, len,
+			       false);
+}
+
+/* Send (or resend) packet @k of the WQE in ring slot @idx. */
+static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
+{
+	struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+	const struct mroce_send_wqe *w = &sw->wqe;
+	struct mroce_pkt_info pi = {};
+	struct sk_buff *skb;
+	u32 off = 0, len = 0;
+
+	pi.opcode = mroce_wire_opcode(w->opcode);
+	pi.psn = mroce_psn_add(sw->first_psn, k);
+	pi.msn = sw->msn;
+	if (retx)
+		pi.flags |= MROCE_F_RETRANSMIT;
+
+	switch (pi.opcode) {
+	case MROCE_OP_READ_REQ: {
+		u32 clen = mroce_read_chunk_len(qp, sw, k);
+		u32 segs = mroce_segs(qp, clen);
+		u64 missing = ~qp->sq.read_seen[pi.psn % MROCE_WINDOW] &
+			      mroce_segs_mask(segs);
+
+		pi.va = w->wr.rdma.remote_addr + (u64)k * mroce_read_chunk(qp);
+		pi.rkey = w->wr.rdma.rkey;
+		pi.msg_len = clen;
+		if (w->num_sge) {
+			pi.sink_va = sw->sge[0].addr;
+			pi.sink_key = sw->sge[0].lkey;
+		}
+		/* a re-request asks for the first to the last missing segment */
+		if (retx && missing) {
+			u32 first = __ffs64(missing), last = fls64(missing);
+
+			pi.offset = first * qp->pmtu;
+			pi.rd_length = min(clen, last * qp->pmtu) - pi.offset;
+		} else {
+			pi.rd_length = clen;
+		}
+		break;
+	}
+	case MROCE_OP_ATOMIC_CMP_SWP:
+		pi.swap_add = w->wr.atomic.swap;
+		pi.compare = w->wr.atomic.compare_add;
+		pi.va = w->wr.atomic.remote_addr;
+		pi.rkey = w->wr.atomic.rkey;
+		break;
+	case MROCE_OP_ATOMIC_FETCH_ADD:
+		pi.swap_add = w->wr.atomic.compare_add;
+		pi.va = w->wr.atomic.remote_addr;
+		pi.rkey = w->wr.atomic.rkey;
+		break;
+	default:	/* SEND*, WRITE* */
+		off = k * qp->pmtu;
+		len = min(qp->pmtu, sw->length - off);
+		pi.offset = off;
+		pi.msg_len = sw->length;
+		if (k == 0)
+			pi.flags |= MROCE_F_FIRST;
+		if (k == sw->npkts - 1) {
+			pi.flags |= MROCE_F_LAST | MROCE_F_ACK_REQ;
+			if ((w->flags & MROCE_WQE_SOLICITED) &&
+			    pi.opcode != MROCE_OP_WRITE)
+				pi.flags |= MROCE_F_SOLICITED;
+		}
+		if (pi.opcode == MROCE_OP_SEND ||
+		    pi.opcode == MROCE_OP_SEND_IMM ||
+		    pi.opcode == MROCE_OP_WRITE_IMM)
+			pi.rq_seq = sw->rq_seq;
+		if (pi.opcode == MROCE_OP_SEND_IMM ||
+		    pi.opcode == MROCE_OP_WRITE_IMM)
+			pi.imm = be32_to_cpu((__force __be32)w->imm_data);
+		if (pi.opcode == MROCE_OP_WRITE ||
+		    pi.opcode == MROCE_OP_WRITE_IMM) {
+			pi.va = w->wr.rdma.remote_addr;
+			pi.rkey = w->wr.rdma.rkey;
+		}
+		break;
+	}
+
+	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
+	skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX + len);
+	if (!skb) {
+		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
+		return;		/* the RTO resends it */
+	}
+	if (len)
+		mroce_swqe_gather(sw, off, skb_put(skb, len), len);
+	if (retx)
+		mroce_count(qp->mdev, MROCE_CNT_RETX_PKTS, 1);
+	mroce_pkt_send(qp, skb, &pi);
+}
+
+static void mroce_rto_arm(struct mroce_qp *qp)
+{
+	if (!timer_pending(&qp->sq.rto_timer))
+		mod_timer(&qp->sq.rto_timer,
+			  jiffies + msecs_to_jiffies(qp->sq.rto_ms));
+}
+
+/* Give the WQE just fetched its PSNs, MSN and rq_seq. */
+static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
+{
+	u8 op = sw->wqe.opcode;
+
+	sw->first_psn = qp->sq.psn;
+	sw->msn = qp->sq.msn;
+	qp->sq.msn = (qp->sq.msn + 1) & MROCE_WIRE_U24_MASK;
+	if (op == IB_UVERBS_WR_RDMA_READ) {
+		u32 c = mroce_read_chunk(qp), k;
+
+		sw->npkts = max(1U, DIV_ROUND_UP(sw->length, c));
+		for (k = 0; k < sw->npkts; k++) {
+			u32 psn = mroce_psn_add(sw->first_psn, k);
+
+			qp->sq.read_seen[psn % MROCE_WINDOW] = 0;
+			sw->read_segs += mroce_segs(qp,
+					mroce_read_chunk_len(qp, sw, k));
+		}
+	} else if (mroce_op_is_atomic(op)) {
+		sw->npkts = 1;
+	} else {
+		sw->npkts = mroce_segs(qp, sw->length);
+	}
+	if (op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	    op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+		sw->rq_seq = qp->sq.rq_seq++;
+	if (mroce_op_is_rd_atomic(op))
+		qp->sq.rd_atomic++;
+}
+
+/* Can the next WQE (not yet fetched) start?  READ/ATOMIC credits, fence. */
+static bool mroce_req_may_start(struct mroce_qp *qp, u32 idx)
+{
+	const struct mroce_send_wqe *w = mroce_ring_slot(&qp->sq.ring, idx);
+	u8 op = READ_ONCE(w->opcode);
+	u16 flags = READ_ONCE(w->flags);
+
+	if ((flags & MROCE_WQE_FENCE) && qp->sq.rd_atomic)
+		return false;
+	if (mroce_op_is_rd_atomic(op) &&
+	    qp->sq.rd_atomic >= max_t(u32, qp->max_rd_atomic, 1))
+		return false;
+	return true;
+}
+
+static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
+			      enum ib_wc_status status)
+{
+	struct mroce_cqe cqe = {
+		.wr_id = sw->wqe.wr_id,
+		.status = status,
+		.opcode = mroce_wc_opcode(sw->wqe.opcode),
+		.byte_len = sw->length,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	mroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/*
+ * Complete, in posting order, every WQE that is done.  Returns true if a
+ * WQE completed in error: the caller moves the QP to ERR (outside the
+ * lock).
+ */
+static bool mroce_sq_complete(struct mroce_qp *qp)
+{
+	bool failed = false;
+
+	while (qp->sq.tail != qp->sq.cur) {
+		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
+						     qp->sq.ring.mask];
+		u8 op = sw->wqe.opcode;
+
+		if (sw->status == IB_WC_SUCCESS) {
+			if (op == IB_UVERBS_WR_RDMA_READ) {
+				if (sw->read_got < sw->read_segs)
+					break;
+			} else if (mroce_op_is_atomic(op)) {
+				if (!sw->done)
+					break;
+			} else if (!mroce_psn_before(mroce_psn_add(sw->first_psn,
+								   sw->npkts - 1),
+						     qp->sq.snd_una)) {
+				break;
+			}
+		}
+		if (sw->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+		    (sw->wqe.flags & MROCE_WQE_SIGNALED))
+			mroce_sq_post_cqe(qp, sw, sw->status);
+		if (sw->status != IB_WC_SUCCESS)
+			failed = true;
+		if (mroce_op_is_rd_atomic(op))
+			qp->sq.rd_atomic--;
+		mroce_swqe_release(sw);
+		qp->sq.tail++;
+		smp_store_release(&qp->sq.ring.hdr->cons, qp->sq.tail);
+		if (failed)
+			break;
+	}
+	if (qp->sq.tail == qp->sq.head)
+		del_timer(&qp->sq.rto_timer);
+	return failed;
+}
+
+/* The requester proper.  Under sq.lock, softirq. */
+static bool mroce_req_run(struct mroce_qp *qp)
+{
+	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
+	int budget = MROCE_TX_BUDGET;
+	bool failed = false;
+	u32 prod;
+
+	WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
+	smp_mb();	/* clear the flag before looking at prod */
+
+	while (!qp->sq.rnr_wait) {
+		struct mroce_swqe *sw;
+
+		if (qp->sq.cur == qp->sq.head) {
+			prod = smp_load_acquire(&hdr->prod);
+			if (prod == qp->sq.head) {
+				/* empty: ask for a doorbell, then look again */
+				WRITE_ONCE(hdr->flags,
+					   hdr->flags | MROCE_RING_F_NEED_KICK);
+				smp_mb();
+				if (smp_load_acquire(&hdr->prod) == qp->sq.head)
+					break;
+				WRITE_ONCE(hdr->flags, hdr->flags &
+					   ~MROCE_RING_F_NEED_KICK);
+				continue;
+			}
+			if (prod - qp->sq.tail > qp->sq.ring.num_slots) {
+				/* the process overran its ring */
+				sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
+				sw->status = IB_WC_LOC_QP_OP_ERR;
+				failed = true;
+				break;
+			}
+			if (!mroce_req_may_start(qp, qp->sq.head))
+				break;
+			sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
+			sw->status = mroce_sq_fetch(qp, qp->sq.head);
+			qp->sq.head++;
+			if (sw->status != IB_WC_SUCCESS) {
+				/* completes in order, then the QP fails */
+				sw->npkts = 0;
+				qp->sq.cur++;
+				failed = mroce_sq_complete(qp);
+				break;
+			}
+			mroce_req_assign(qp, sw);
+		}
+
+		sw = &qp->sq.wqe[qp->sq.cur & qp->sq.ring.mask];
+		if (mroce_psn_fwd(mroce_sq_win_base(qp), qp->sq.psn) >=
+		    min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts))
+			break;
+		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false);
+		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
+		if (++sw->sent == sw->npkts)
+			qp->sq.cur++;
+		mroce_rto_arm(qp);
+		if (--budget == 0) {
+			tasklet_schedule(&qp->sq.task);
+			break;
+		}
+	}
+	return failed;
+}
+
+void mroce_req_task(struct tasklet_struct *t)
+{
+	struct mroce_qp *qp = from_tasklet(qp, t, sq.task);
+	bool failed = false;
+
+	spin_lock(&qp->sq.lock);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+		failed = mroce_req_run(qp);
+	spin_unlock(&qp->sq.lock);
+	if (failed)
+		mroce_qp_error(qp);
+	else if (qp->state == IB_QPS_ERR)
+		mroce_sq_flush(qp);
+}
+
+void mroce_req_kick(struct mroce_qp *qp)
+{
+	tasklet_schedule(&qp->sq.task);
+}
+
+/* Resend what the peer has not acknowledged, selectively. */
+static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn)
+{
+	u32 idx, k;
+
+	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
+		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+		u8 op = sw->wqe.opcode;
+
+		for (k = 0; k < sw->sent; k++) {
+			u32 psn = mroce_psn_add(sw->first_psn, k);
+
+			if (mroce_psn_before(psn, from_psn))
+				continue;
+			if (op == IB_UVERBS_WR_RDMA_READ) {
+				u32 segs = mroce_segs(qp,
+					mroce_read_chunk_len(qp, sw, k));
+
+				if (qp->sq.read_seen[psn % MROCE_WINDOW] ==
+				    mroce_segs_mask(segs))
+					continue;
+			} else if (mroce_op_is_atomic(op)) {
+				if (sw->done)
+					continue;
+			} else if (mroce_psn_before(psn, qp->sq.snd_una) ||
+				   test_bit(psn % MROCE_WINDOW, qp->sq.sacked)) {
+				continue;
+			}
+			mroce_req_xmit(qp, idx, k, true);
+		}
+	}
+}
+
+void mroce_req_rto(struct timer_list *t)
+{
+	struct mroce_qp *qp = from_timer(qp, t, sq.rto_timer);
+	bool failed = false;
+
+	spin_lock_bh(&qp->sq.lock);
+	if (qp->state != IB_QPS_RTS || qp->sq.tail == qp->sq.head ||
+	    qp->sq.rnr_wait)
+		goto out;
+
+	/* verbs: give up after timeout x (retry_cnt + 1) without progress */
+	if (qp->timeout) {
+		u64 limit = nsecs_to_jiffies64((4096ULL << qp->timeout) *
+					       (qp->retry_cnt + 1));
+
+		if (time_after64(get_jiffies_64(),
+				 qp->sq.last_progress + limit)) {
+			qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].status =
+				IB_WC_RETRY_EXC_ERR;
+			if (qp->sq.cur == qp->sq.tail)
+				qp->sq.cur++;
+			failed = mroce_sq_complete(qp);
+			goto out;
+		}
+	}
+	mroce_count(qp->mdev, MROCE_CNT_RTO_EVENTS, 1);
+	if (qp->mdev->cc && qp->sq.cc.cwnd_pkts && qp->mdev->cc->on_loss)
+		qp->mdev->cc->on_loss(&qp->sq.cc, 1, true);
+	mroce_req_retransmit(qp, qp->sq.snd_una);
+	qp->sq.rto_ms = min(qp->sq.rto_ms * 2, MROCE_RTO_MAX_MS);
+	mod_timer(&qp->sq.rto_timer, jiffies + msecs_to_jiffies(qp->sq.rto_ms));
+out:
+	spin_unlock_bh(&qp->sq.lock);
+	if (failed)
+		mroce_qp_error(qp);
+}
+
+void mroce_req_rnr(struct timer_list *t)
+{
+	struct mroce_qp *qp = from_timer(qp, t, sq.rnr_timer);
+
+	spin_lock_bh(&qp->sq.lock);
+	if (qp->sq.rnr_wait && qp->state == IB_QPS_RTS) {
+		qp->sq.rnr_wait = false;
+		mroce_req_retransmit(qp, qp->sq.snd_una);
+		mroce_rto_arm(qp);
+	}
+	spin_unlock_bh(&qp->sq.lock);
+	mroce_req_kick(qp);
+}
+
+/* The peer made progress: the verbs retry clock restarts. */
+static void mroce_sq_progress(struct mroce_qp *qp)
+{
+	qp->sq.last_progress = get_jiffies_64();
+	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
+	qp->sq.rnr_left = qp->rnr_retry;
+	if (qp->sq.tail != qp->sq.head)
+		mod_timer(&qp->sq.rto_timer,
+			  jiffies + msecs_to_jiffies(qp->sq.rto_ms));
+}
+
+/* Everything before @psn has arrived at the peer. */
+static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
+{
+	u32 p;
+
+	if (!mroce_psn_after(psn, qp->sq.snd_una) ||
+	    mroce_psn_after(psn, qp->sq.psn))
+		return;
+	for (p = qp->sq.snd_una; p != psn; p = mroce_psn_add(p, 1))
+		clear_bit(p % MROCE_WINDOW, qp->sq.sacked);
+	qp->sq.snd_una = psn;
+	mroce_sq_progress(qp);
+}
+
+static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	struct mroce_cc_ack ack = {};
+	u32 before = qp->sq.snd_una, i;
+
+	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+		return;
+	}
+	mroce_sq_ack_to(qp, pi->psn);
+	for (i = 1; i < MROCE_WINDOW; i++) {
+		u32 psn = mroce_psn_add(pi->psn, i);
+
+		if (!mroce_psn_before(psn, qp->sq.psn))
+			break;
+		if (mroce_wire_sack_test(pi->sack, i))
+			set_bit(psn % MROCE_WINDOW, qp->sq.sacked);
+	}
+	if (cc->on_ack) {
+		ack.acked_pkts = mroce_psn_fwd(before, qp->sq.snd_una);
+		ack.ecn_pkts = pi->ce_count;
+		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
+		cc->on_ack(&qp->sq.cc, &ack);
+	}
+}
+
+/* Which WQE sent request PSN @psn?  NULL if none outstanding did. */
+static struct mroce_swqe *mroce_sq_find(struct mroce_qp *qp, u32 psn, u32 *k)
+{
+	u32 idx = qp->sq.slot_wqe[psn % MROCE_WINDOW];
+	struct mroce_swqe *sw;
+
+	if (idx - qp->sq.tail >= qp->sq.head - qp->sq.tail)
+		return NULL;
+	sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+	*k = mroce_psn_fwd(sw->first_psn, psn);
+	if (*k >= sw->sent)
+		return NULL;
+	return sw;
+}
+
+static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	struct mroce_swqe *sw;
+	u32 k;
+
+	mroce_comp_ack(qp, pi);
+	switch (pi->nak_code) {
+	case MROCE_NAK_RNR:
+		mroce_count(qp->mdev, MROCE_CNT_RNR_NAKS_RCVD, 1);
+		sw = mroce_sq_find(qp, pi->nak_psn, &k);
+		if (!sw)
+			return false;
+		if (qp->rnr_retry != 7) {	/* 7: retry forever */
+			if (!qp->sq.rnr_left) {
+				sw->status = IB_WC_RNR_RETRY_EXC_ERR;
+				return mroce_sq_complete(qp);
+			}
+			qp->sq.rnr_left--;
+		}
+		qp->sq.rnr_wait = true;
+		mod_timer(&qp->sq.rnr_timer, jiffies +
+			  usecs_to_jiffies(mroce_wire_rnr_timer_us(pi->rnr_timer)));
+		return false;
+	case MROCE_NAK_PSN_SEQ_ERR:
+		mroce_req_retransmit(qp, pi->nak_psn);
+		return false;
+	default:
+		sw = mroce_sq_find(qp, pi->nak_psn, &k);
+		if (!sw)
+			return false;
+		sw->status = pi->nak_code == MROCE_NAK_REM_ACCESS ?
+				IB_WC_REM_ACCESS_ERR :
+			     pi->nak_code == MROCE_NAK_INV_REQ ?
+				IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR;
+		return mroce_sq_complete(qp);
+	}
+}
+
+static void mroce_comp_read_resp(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *pi,
+				 struct sk_buff *skb)
+{
+	struct mroce_swqe *sw;
+	u32 k, clen, seg;
+	u64 *seen;
+
+	sw = mroce_sq_find(qp, pi->psn, &k);
+	if (!sw || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
+	    sw->msn != pi->msn)
+		goto bad;
+	clen = mroce_read_chunk_len(qp, sw, k);
+	if (pi->msg_len != clen || pi->offset % qp->pmtu ||
+	    pi->payload_len != min(qp->pmtu, clen - pi->offset))
+		goto bad;
+	seg = pi->offset / qp->pmtu;
+	seen = &qp->sq.read_seen[pi->psn % MROCE_WINDOW];
+	if (*seen & BIT_ULL(seg)) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DUP_PKTS, 1);
+		return;
+	}
+	if (pi->payload_len &&
+	    mroce_sgl_copy_skb(sw->sge, sw->mr, sw->wqe.num_sge,
+			       k * mroce_read_chunk(qp) + pi->offset, skb,
+			       pi->hdr_len, pi->payload_len))
+		goto bad;
+	*seen |= BIT_ULL(seg);
+	sw->read_got++;
+	/* a response means the request, and all before it, arrived */
+	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
+	return;
+bad:
+	mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+}
+
+static void mroce_comp_atomic_resp(struct mroce_qp *qp,
+				   const struct mroce_pkt_info *pi)
+{
+	struct mroce_swqe *sw;
+	u32 k;
+
+	sw = mroce_sq_find(qp, pi->psn, &k);
+	if (!sw || !mroce_op_is_atomic(sw->wqe.opcode) || sw->msn != pi->msn) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+		return;
+	}
+	if (sw->done) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DUP_PKTS, 1);
+		return;
+	}
+	sw->atomic_orig = pi->orig;
+	mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, 0, &sw->atomic_orig,
+		       sizeof(u64), true);
+	sw->done = true;
+	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
+}
+
+/* ACK, NAK, READ and ATOMIC responses for this QP's requests.  Softirq. */
+void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		    struct sk_buff *skb)
+{
+	bool failed = false;
+
+	spin_lock(&qp->sq.lock);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+		goto out;
+	}
+	switch (pi->opcode) {
+	case MROCE_OP_ACK:
+		mroce_comp_ack(qp, pi);
+		break;
+	case MROCE_OP_NAK:
+		failed = mroce_comp_nak(qp, pi);
+		break;
+	case MROCE_OP_READ_RESP:
+		mroce_comp_read_resp(qp, pi, skb);
+		break;
+	case MROCE_OP_ATOMIC_RESP:
+		mroce_comp_atomic_resp(qp, pi);
+		break;
+	default:
+		break;
+	}
+	if (!failed)
+		failed = mroce_sq_complete(qp);
+	if (!failed && qp->sq.cur != smp_load_acquire(&qp->sq.ring.hdr->prod))
+		tasklet_schedule(&qp->sq.task);
+out:
+	spin_unlock(&qp->sq.lock);
+	if (failed)
+		mroce_qp_error(qp);
+}
+
+/*
+ * The QP is in ERR: complete every WQE still in the SQ, in order.  Those
+ * that finished keep their status; the rest are flushed.
+ */
+void mroce_sq_flush(struct mroce_qp *qp)
+{
+	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
+	unsigned long flags;
+	u32 prod;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	del_timer(&qp->sq.rto_timer);
+	qp->sq.rnr_wait = false;
+	/* fetched WQEs */
+	for (; qp->sq.tail != qp->sq.head; qp->sq.tail++) {
+		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
+						     qp->sq.ring.mask];
+
+		mroce_sq_post_cqe(qp, sw, sw->status == IB_WC_SUCCESS ?
+				  IB_WC_WR_FLUSH_ERR : sw->status);
+		sw->status = IB_WC_WR_FLUSH_ERR;
+		mroce_swqe_release(sw);
+	}
+	/* posted, never fetched: only wr_id is read from the ring */
+	prod = smp_load_acquire(&hdr->prod);
+	if (prod - qp->sq.tail > qp->sq.ring.num_slots)
+		prod = qp->sq.tail + qp->sq.ring.num_slots;
+	for (; qp->sq.tail != prod; qp->sq.tail++) {
+		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
+						     qp->sq.ring.mask];
+		const struct mroce_send_wqe *w =
+			mroce_ring_slot(&qp->sq.ring, qp->sq.tail);
+
+		sw->wqe.wr_id = READ_ONCE(w->wr_id);
+		sw->wqe.opcode = READ_ONCE(w->opcode);
+		sw->length = 0;
+		mroce_sq_post_cqe(qp, sw, IB_WC_WR_FLUSH_ERR);
+	}
+	qp->sq.head = qp->sq.tail;
+	qp->sq.cur = qp->sq.tail;
+	qp->sq.rd_atomic = 0;
+	smp_store_release(&hdr->cons, qp->sq.tail);
+	/* later posts ring the doorbell, and get flushed too */
+	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
+/* Destroy or reset: drop the references fetched WQEs hold, no CQEs. */
+void mroce_sq_release(struct mroce_qp *qp)
+{
+	u32 idx;
+
+	if (!qp->sq.wqe)
+		return;
+	for (idx = qp->sq.tail; idx != qp->sq.head; idx++)
+		mroce_swqe_release(&qp->sq.wqe[idx & qp->sq.ring.mask]);
+	qp->sq.tail = qp->sq.head;
+	qp->sq.cur = qp->sq.head;
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce responder: the receive side of an RC connection.
+ *
+ * Every request packet is self-describing, so it is placed the moment it
+ * arrives, in any order: WRITE payload at its address, SEND payload at its
+ * offset in receive WQE rq_seq.  A 256-bit bitmap over [ePSN, ePSN + 256)
+ * records what arrived; when ePSN advances, READ and ATOMIC requests are
+ * executed and messages complete, both strictly in PSN order, so the
+ * application sees RC semantics unchanged.  Errors found on arrival are
+ * remembered and reported (NAK, QP to ERR) only when ePSN reaches them.
+ *
+ * Everything here runs under qp->rq.lock, in softirq context.
+ */
+
+#include "mroce.h"
+#include "mroce_psn.h"
+
+static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *trig,
+			   enum mroce_nak_code nak, u32 nak_psn, u8 rnr_timer)
+{
+	struct mroce_pkt_info pi = {};
+	struct sk_buff *skb;
+	u32 i;
+
+	pi.opcode = nak ? MROCE_OP_NAK : MROCE_OP_ACK;
+	pi.psn = qp->rq.epsn;
+	for (i = 1; i < MROCE_WINDOW; i++)
+		if (test_bit((qp->rq.epsn + i) % MROCE_WINDOW, qp->rq.seen))
+			mroce_wire_sack_set(pi.sack, i);
+	if (trig) {
+		pi.rx_count = clamp_t(u32, qp->rq.since_ack, 1, U16_MAX);
+		pi.echo_ts = trig->ts_us;
+		pi.echo_path_seq = trig->path_seq;
+		pi.echo_psn = trig->psn;
+		pi.echo_path_id = trig->path_id;
+	}
+	pi.nak_code = nak;
+	pi.nak_psn = nak_psn;
+	pi.rnr_timer = rnr_timer;
+	qp->rq.since_ack = 0;
+
+	skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX);
+	if (!skb)
+		return;
+	mroce_count(qp->mdev, nak ? MROCE_CNT_TX_NAKS : MROCE_CNT_TX_ACKS, 1);
+	mroce_pkt_send(qp, skb, &pi);
+}
+
+/*
+ * Receive WQE @seq, copied out of the ring and resolved on first use.
+ * NULL if the process has not posted it yet (receiver not ready).
+ */
+static struct mroce_rwqe *mroce_rq_wqe(struct mroce_qp *qp, u32 seq,
+				       enum ib_wc_status *status)
+{
+	struct mroce_rwqe *rw = &qp->rq.wqe[seq & qp->rq.ring.mask];
+	u32 prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
+	const struct mroce_recv_wqe *w;
+
+	*status = IB_WC_SUCCESS;
+	if (seq - qp->rq.rq_done >= prod - qp->rq.rq_done ||
+	    seq - qp->rq.rq_done >= qp->rq.ring.num_slots)
+		return NULL;
+	if (rw->valid && rw->seq == seq)
+		return rw;
+	if (rw->valid)
+		mroce_sgl_release(rw->mr, rw->num_sge);
+
+	w = mroce_ring_slot(&qp->rq.ring, seq);
+	rw->wr_id = READ_ONCE(w->wr_id);
+	rw->num_sge = READ_ONCE(w->num_sge);
+	rw->seq = seq;
+	rw->valid = true;
+	rw->length = 0;
+	if (rw->num_sge > qp->rq.max_sge) {
+		rw->num_sge = 0;
+		*status = IB_WC_LOC_LEN_ERR;
+		return rw;
+	}
+	memcpy(rw->sge, w + 1, rw->num_sge * sizeof(rw->sge[0]));
+	if (mroce_sgl_resolve(qp->mdev, qp->ibqp.pd, rw->sge, rw->mr,
+			      rw->num_sge, IB_ACCESS_LOCAL_WRITE, &rw->length))
+		*status = IB_WC_LOC_PROT_ERR;
+	return rw;
+}
+
+static void mroce_rq_post_cqe(struct mroce_qp *qp, struct mroce_rwqe *rw,
+			      const struct mroce_rslot *s,
+			      enum ib_wc_status status)
+{
+	struct mroce_cqe cqe = {
+		.wr_id = rw->wr_id,
+		.status = status,
+		.opcode = s && s->opcode == MROCE_OP_WRITE_IMM ?
+			  IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV,
+		.byte_len = s ? s->msg_len : 0,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->dest_qpn,
+	};
+
+	if (s && (s->opcode == MROCE_OP_SEND_IMM ||
+		  s->opcode == MROCE_OP_WRITE_IMM)) {
+		cqe.flags = MROCE_CQE_WITH_IMM;
+		cqe.imm_data = (__force u32)cpu_to_be32(s->imm);
+	}
+	mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
+		      s && (s->flags & MROCE_F_SOLICITED));
+}
+
+/* Complete receive WQE rq_done; the slot may be reused by the process. */
+static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
+			      enum ib_wc_status status)
+{
+	struct mroce_rwqe *rw = &qp->rq.wqe[qp->rq.rq_done & qp->rq.ring.mask];
+	enum ib_wc_status st;
+
+	if (!rw->valid || rw->seq != qp->rq.rq_done)
+		rw = mroce_rq_wqe(qp, qp->rq.rq_done, &st);
+	if (!rw)
+		return;
+	mroce_rq_post_cqe(qp, rw, s, status);
+	mroce_sgl_release(rw->mr, rw->num_sge);
+	rw->valid = false;
+	qp->rq.rq_done++;
+	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+}
+
+/* Check @len bytes at @va under @rkey for @access; a reference or NULL. */
+static struct mroce_mr *mroce_resp_mr(struct mroce_qp *qp, u32 rkey, u64 va,
+				      u64 len, int access)
+{
+	struct mroce_mr *mr;
+
+	if ((qp->access & access) != access)
+		return NULL;
+	mr = mroce_mr_get(qp->mdev, rkey);
+	if (mr && mroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		mroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+/* Send the range [offset, offset + length) of a READ as responses. */
+static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
+					   const struct mroce_rslot *s, u32 psn)
+{
+	struct mroce_pkt_info pi = {};
+	struct mroce_mr *mr = NULL;
+	u32 off = s->offset, end = s->offset + s->length;
+
+	if (s->msg_len) {
+		mr = mroce_resp_mr(qp, s->rkey, s->va, s->msg_len,
+				   IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return MROCE_NAK_REM_ACCESS;
+	}
+	do {
+		u32 len = min(qp->pmtu, end - off);
+		struct sk_buff *skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX + len);
+
+		if (!skb)
+			break;	/* the requester asks again */
+		memset(&pi, 0, sizeof(pi));
+		pi.opcode = MROCE_OP_READ_RESP;
+		pi.psn = psn;
+		pi.msn = s->msn;
+		pi.va = s->sink_va;
+		pi.rkey = s->sink_key;
+		pi.offset = off;
+		pi.msg_len = s->msg_len;
+		if (off == 0)
+			pi.flags |= MROCE_F_FIRST;
+		if (off + len == s->msg_len)
+			pi.flags |= MROCE_F_LAST;
+		if (off + len == end)
+			pi.flags |= MROCE_F_ACK_REQ;
+		if (len)
+			mroce_mr_copy(mr, s->va + off, skb_put(skb, len), len,
+				      false);
+		mroce_pkt_send(qp, skb, &pi);
+		off += len;
+	} while (off < end);
+	if (mr)
+		mroce_mr_put(mr);
+	return 0;
+}
+
+static void mroce_resp_atomic_reply(struct mroce_qp *qp, u32 psn, u32 msn,
+				    u64 orig, bool retx)
+{
+	struct mroce_pkt_info pi = {
+		.opcode = MROCE_OP_ATOMIC_RESP,
+		.psn = psn,
+		.msn = msn,
+		.orig = orig,
+		.flags = retx ? MROCE_F_RETRANSMIT : 0,
+	};
+	struct sk_buff *skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX);
+
+	if (skb)
+		mroce_pkt_send(qp, skb, &pi);
+}
+
+/* Execute an ATOMIC exactly once and remember its result. */
+static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
+					     const struct mroce_rslot *s,
+					     u32 psn)
+{
+	struct mroce_atomic_res *res;
+	struct mroce_mr *mr;
+	u64 *p, orig;
+	void *map;
+
+	if (s->va & 7)
+		return MROCE_NAK_INV_REQ;
+	if (!qp->rq.atomic_res || !qp->max_dest_rd_atomic)
+		return MROCE_NAK_INV_REQ;
+	mr = mroce_resp_mr(qp, s->rkey, s->va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return MROCE_NAK_REM_ACCESS;
+
+	spin_lock(&qp->mdev->atomic_lock);
+	p = mroce_mr_atomic_ptr(mr, s->va, &map);
+	orig = READ_ONCE(*p);
+	if (s->opcode == MROCE_OP_ATOMIC_CMP_SWP) {
+		if (orig == s->compare)
+			WRITE_ONCE(*p, s->swap_add);
+	} else {
+		WRITE_ONCE(*p, orig + s->swap_add);
+	}
+	if (map)
+		kunmap_local(map);
+	spin_unlock(&qp->mdev->atomic_lock);
+	mroce_mr_put(mr);
+
+	res = &qp->rq.atomic_res[qp->rq.atomic_next++ % qp->max_dest_rd_atomic];
+	res->psn = psn;
+	res->orig = orig;
+	res->valid = true;
+	mroce_resp_atomic_reply(qp, psn, s->msn, orig, false);
+	return 0;
+}
+
+/*
+ * ePSN reached a received PSN: execute or complete what it holds, in
+ * order.  Returns true when a fatal error moved the QP to ERR.
+ */
+static bool mroce_resp_advance(struct mroce_qp *qp,
+			       const struct mroce_pkt_info *trig)
+{
+	while (test_bit(qp->rq.epsn % MROCE_WINDOW, qp->rq.seen)) {
+		u32 psn = qp->rq.epsn;
+		struct mroce_rslot *s = &qp->rq.slot[psn % MROCE_WINDOW];
+		enum mroce_nak_code nak = s->nak;
+
+		if (!nak && s->opcode == MROCE_OP_READ_REQ)
+			nak = mroce_resp_read(qp, s, psn);
+		else if (!nak && (s->opcode == MROCE_OP_ATOMIC_CMP_SWP ||
+				  s->opcode == MROCE_OP_ATOMIC_FETCH_ADD))
+			nak = mroce_resp_atomic(qp, s, psn);
+		if (nak) {
+			/* all before @psn arrived and completed: report it */
+			mroce_resp_ack(qp, trig, nak, psn, 0);
+			if (s->opcode == MROCE_OP_SEND ||
+			    s->opcode == MROCE_OP_SEND_IMM ||
+			    s->opcode == MROCE_OP_WRITE_IMM)
+				mroce_rq_complete(qp, s, nak == MROCE_NAK_INV_REQ ?
+						  IB_WC_LOC_LEN_ERR :
+						  IB_WC_LOC_PROT_ERR);
+			return true;
+		}
+		if ((s->flags & MROCE_F_LAST) &&
+		    (s->opcode == MROCE_OP_SEND || s->opcode == MROCE_OP_SEND_IMM ||
+		     s->opcode == MROCE_OP_WRITE_IMM))
+			mroce_rq_complete(qp, s, IB_WC_SUCCESS);
+		clear_bit(psn % MROCE_WINDOW, qp->rq.seen);
+		qp->rq.epsn = mroce_psn_add(psn, 1);
+	}
+	return false;
+}
+
+/* A duplicate request: answer it, never place or complete it again. */
+static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	struct mroce_rslot s = {};
+	u32 i;
+
+	mroce_count(qp->mdev, MROCE_CNT_RX_DUP_PKTS, 1);
+	if (!mroce_psn_before(pi->psn, qp->rq.epsn)) {
+		mroce_resp_ack(qp, pi, 0, 0, 0);
+		return;
+	}
+	switch (pi->opcode) {
+	case MROCE_OP_READ_REQ:
+		/* responder keeps no READ state: re-read the range asked for */
+		s.msn = pi->msn;
+		s.va = pi->va;
+		s.rkey = pi->rkey;
+		s.sink_va = pi->sink_va;
+		s.sink_key = pi->sink_key;
+		s.msg_len = pi->msg_len;
+		s.offset = pi->offset;
+		s.length = pi->rd_length;
+		mroce_resp_read(qp, &s, pi->psn);
+		return;
+	case MROCE_OP_ATOMIC_CMP_SWP:
+	case MROCE_OP_ATOMIC_FETCH_ADD:
+		for (i = 0; qp->rq.atomic_res && i < qp->max_dest_rd_atomic; i++) {
+			struct mroce_atomic_res *r = &qp->rq.atomic_res[i];
+
+			if (r->valid && r->psn == pi->psn) {
+				mroce_resp_atomic_reply(qp, pi->psn, pi->msn,
+							r->orig, true);
+				return;
+			}
+		}
+		return;
+	default:
+		mroce_resp_ack(qp, pi, 0, 0, 0);
+	}
+}
+
+/*
+ * Place a new SEND or WRITE packet.  Returns 0, a NAK code to report when
+ * ePSN reaches the packet, or -EAGAIN when the receive WQE it needs is
+ * not posted yet (RNR).
+ */
+static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+			    struct sk_buff *skb)
+{
+	bool consumes = pi->opcode != MROCE_OP_WRITE;
+	enum ib_wc_status st = IB_WC_SUCCESS;
+	struct mroce_rwqe *rw = NULL;
+	struct mroce_mr *mr;
+
+	/* WRITE_WITH_IMM needs its receive WQE only to complete */
+	if (consumes && (pi->opcode != MROCE_OP_WRITE_IMM ||
+			 (pi->flags & MROCE_F_LAST))) {
+		rw = mroce_rq_wqe(qp, pi->rq_seq, &st);
+		if (!rw)
+			return -EAGAIN;
+		if (st != IB_WC_SUCCESS)
+			return MROCE_NAK_REM_OP;
+	}
+	if (pi->opcode == MROCE_OP_SEND || pi->opcode == MROCE_OP_SEND_IMM) {
+		if (pi->msg_len > rw->length)
+			return MROCE_NAK_INV_REQ;
+		if (pi->payload_len &&
+		    mroce_sgl_copy_skb(rw->sge, rw->mr, rw->num_sge, pi->offset,
+				       skb, pi->hdr_len, pi->payload_len))
+			return MROCE_NAK_REM_OP;
+		return 0;
+	}
+	if (!pi->msg_len)
+		return 0;	/* zero-length WRITE: nothing to check */
+	mr = mroce_resp_mr(qp, pi->rkey, pi->va, pi->msg_len,
+			   IB_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return MROCE_NAK_REM_ACCESS;
+	if (pi->payload_len &&
+	    mroce_mr_copy_skb(mr, pi->va + pi->offset, skb, pi->hdr_len,
+			      pi->payload_len)) {
+		mroce_mr_put(mr);
+		return MROCE_NAK_REM_OP;
+	}
+	mroce_mr_put(mr);
+	return 0;
+}
+
+/* A request packet for this QP.  Softirq. */
+void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		    struct sk_buff *skb)
+{
+	struct mroce_rslot *s;
+	bool failed = false;
+	int nak = 0;
+	u32 d;
+
+	spin_lock(&qp->rq.lock);
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
+	    qp->state != IB_QPS_SQD) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+		goto out;
+	}
+	if (pi->src_qpn != qp->dest_qpn) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
+		goto out;
+	}
+	qp->rq.since_ack++;
+	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
+	if (d >= BIT(23) ||
+	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
+		mroce_resp_dup(qp, pi);
+		goto out;
+	}
+	if (d >= MROCE_WINDOW) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_PSN_WINDOW, 1);
+		mroce_resp_ack(qp, pi, MROCE_NAK_PSN_SEQ_ERR, pi->psn, 0);
+		goto out;
+	}
+	if (d)
+		mroce_count(qp->mdev, MROCE_CNT_RX_OOO_PKTS, 1);
+
+	s = &qp->rq.slot[pi->psn % MROCE_WINDOW];
+	memset(s, 0, sizeof(*s));
+	s->opcode = pi->opcode;
+	s->flags = pi->flags;
+	s->msn = pi->msn;
+	s->rq_seq = pi->rq_seq;
+	s->imm = pi->imm;
+	s->msg_len = pi->msg_len;
+	switch (pi->opcode) {
+	case MROCE_OP_READ_REQ:
+		if (!qp->max_dest_rd_atomic) {
+			s->nak = MROCE_NAK_INV_REQ;
+			break;
+		}
+		s->va = pi->va;
+		s->rkey = pi->rkey;
+		s->sink_va = pi->sink_va;
+		s->sink_key = pi->sink_key;
+		s->offset = pi->offset;
+		s->length = pi->rd_length;
+		break;
+	case MROCE_OP_ATOMIC_CMP_SWP:
+	case MROCE_OP_ATOMIC_FETCH_ADD:
+		s->va = pi->va;
+		s->rkey = pi->rkey;
+		s->swap_add = pi->swap_add;
+		s->compare = pi->compare;
+		break;
+	default:
+		nak = mroce_resp_place(qp, pi, skb);
+		if (nak == -EAGAIN) {
+			/* not placed, not marked: the requester retries */
+			mroce_resp_ack(qp, pi, MROCE_NAK_RNR, pi->psn,
+				       qp->min_rnr_timer);
+			goto out;
+		}
+		s->nak = nak;
+		break;
+	}
+	set_bit(pi->psn % MROCE_WINDOW, qp->rq.seen);
+	failed = mroce_resp_advance(qp, pi);
+	if (failed)
+		goto out;
+	if (d || (pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
+	    qp->rq.since_ack >= MROCE_ACK_EVERY)
+		mroce_resp_ack(qp, pi, 0, 0, 0);
+out:
+	spin_unlock(&qp->rq.lock);
+	if (failed)
+		mroce_qp_error(qp);
+}
+
+/* The QP is in ERR: every posted receive WQE completes flushed. */
+void mroce_rq_flush(struct mroce_qp *qp)
+{
+	unsigned long flags;
+	u32 prod;
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
+	if (prod - qp->rq.rq_done > qp->rq.ring.num_slots)
+		prod = qp->rq.rq_done + qp->rq.ring.num_slots;
+	while (qp->rq.rq_done != prod) {
+		struct mroce_rwqe *rw = &qp->rq.wqe[qp->rq.rq_done &
+						    qp->rq.ring.mask];
+		const struct mroce_recv_wqe *w =
+			mroce_ring_slot(&qp->rq.ring, qp->rq.rq_done);
+
+		if (rw->valid)
+			mroce_sgl_release(rw->mr, rw->num_sge);
+		rw->valid = false;
+		rw->wr_id = READ_ONCE(w->wr_id);
+		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
+		qp->rq.rq_done++;
+	}
+	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+}
+
+/* Destroy or reset: drop the references of resolved receive WQEs. */
+void mroce_rq_release(struct mroce_qp *qp)
+{
+	u32 i;
+
+	if (!qp->rq.wqe)
+		return;
+	for (i = 0; i < qp->rq.ring.num_slots; i++) {
+		struct mroce_rwqe *rw = &qp->rq.wqe[i];
+
+		if (rw->valid)
+			mroce_sgl_release(rw->mr, rw->num_sge);
+		rw->valid = false;
+	}
+}
