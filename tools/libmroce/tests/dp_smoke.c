@@ -515,8 +515,9 @@ static void test_errors(struct end *a, struct end *b)
 	if (!check(n == 1 && wc[0].status == IBV_WC_REM_ACCESS_ERR,
 		   "A: REM_ACCESS_ERR") && n == 1)
 		print_wc("A", &wc[0]);
-	check(!ibv_query_qp(a->qp, &qa, IBV_QP_STATE, &qi) &&
-	      qa.qp_state == IBV_QPS_ERR, "A: QP in ERR (state %d)",
+	memset(&qa, 0, sizeof(qa));
+	n = ibv_query_qp(a->qp, &qa, IBV_QP_STATE, &qi);
+	check(!n && qa.qp_state == IBV_QPS_ERR, "A: QP in ERR (state %d)",
 	      qa.qp_state);
 	wr.wr_id = 61;
 	wr.wr.rdma.rkey = b->mr->rkey;
