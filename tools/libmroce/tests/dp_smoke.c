@@ -524,7 +524,18 @@ static void test_errors(struct end *a, struct end *b)
 	check(!post_send(a, &wr), "A: post in ERR accepted");
 	n = poll_n(a->cq, wc, 1);
 	check(n == 1 && wc[0].status == IBV_WC_WR_FLUSH_ERR &&
-	      wc[0].wr_id == 61, "A: flushed with WR_FLUSH_ERR");
+	      wc[0].wr_id == 61, "A: send flushed with WR_FLUSH_ERR");
+
+	/*
+	 * A receive posted in ERR must complete with a flush error too
+	 * (IBA 10.3.1).  post_recv makes no system call, so the kernel has
+	 * to notice the new RQ WQE by itself.
+	 */
+	check(!post_recv(a, 62, 0, 64, 1), "A: post_recv in ERR accepted");
+	n = poll_n(a->cq, wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+	      wc[0].wr_id == 62,
+	      "A: receive posted in ERR flushed with WR_FLUSH_ERR (got %d)", n);
 }
 
 static void test_refused(struct end *a)
