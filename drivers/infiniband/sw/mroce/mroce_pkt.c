@@ -17,15 +17,19 @@ u32 mroce_now_us(void)
 	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
 }
 
-/* An skb with room for the outer headers and @len bytes of packet. */
-struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 len)
+/*
+ * An skb for a packet with @payload bytes of payload: skb->data is where
+ * the payload goes; the MetaRoCE, UDP, IP and link headers are pushed in
+ * front of it.
+ */
+struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
 {
 	struct net_device *ndev = qp->mdev->ndev;
 	unsigned int room = LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) +
-			    sizeof(struct udphdr);
+			    sizeof(struct udphdr) + MROCE_HLEN_MAX;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(room + len + ndev->needed_tailroom, GFP_ATOMIC);
+	skb = alloc_skb(room + payload + ndev->needed_tailroom, GFP_ATOMIC);
 	if (skb)
 		skb_reserve(skb, room);
 	return skb;

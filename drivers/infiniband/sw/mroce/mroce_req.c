@@ -248,7 +248,7 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 	}
 
 	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
-	skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX + len);
+	skb = mroce_pkt_alloc(qp, len);
 	if (!skb) {
 		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
 		return;		/* the RTO resends it */
@@ -438,9 +438,8 @@ static bool mroce_req_run(struct mroce_qp *qp)
 	return failed;
 }
 
-void mroce_req_task(struct tasklet_struct *t)
+static void mroce_req_do(struct mroce_qp *qp)
 {
-	struct mroce_qp *qp = from_tasklet(qp, t, sq.task);
 	bool failed = false;
 
 	spin_lock(&qp->sq.lock);
@@ -453,9 +452,28 @@ void mroce_req_task(struct tasklet_struct *t)
 		mroce_sq_flush(qp);
 }
 
+void mroce_req_task(struct tasklet_struct *t)
+{
+	struct mroce_qp *qp = from_tasklet(qp, t, sq.task);
+
+	mroce_req_do(qp);
+}
+
+/*
+ * New WQEs.  From a system call (the doorbell, a kernel ULP's post_send)
+ * the requester runs right here with bottom halves off, so the packets
+ * leave now rather than at the next timer tick; from softirq it is a
+ * tasklet.
+ */
 void mroce_req_kick(struct mroce_qp *qp)
 {
-	tasklet_schedule(&qp->sq.task);
+	if (in_interrupt() || irqs_disabled()) {
+		tasklet_schedule(&qp->sq.task);
+		return;
+	}
+	local_bh_disable();
+	mroce_req_do(qp);
+	local_bh_enable();
 }
 
 /* Resend what the peer has not acknowledged, selectively. */

@@ -40,7 +40,7 @@ static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *tri
 	pi.rnr_timer = rnr_timer;
 	qp->rq.since_ack = 0;
 
-	skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX);
+	skb = mroce_pkt_alloc(qp, 0);
 	if (!skb)
 		return;
 	mroce_count(qp->mdev, nak ? MROCE_CNT_TX_NAKS : MROCE_CNT_TX_ACKS, 1);
@@ -158,7 +158,7 @@ static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 	}
 	do {
 		u32 len = min(qp->pmtu, end - off);
-		struct sk_buff *skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX + len);
+		struct sk_buff *skb = mroce_pkt_alloc(qp, len);
 
 		if (!skb)
 			break;	/* the requester asks again */
@@ -197,7 +197,7 @@ static void mroce_resp_atomic_reply(struct mroce_qp *qp, u32 psn, u32 msn,
 		.orig = orig,
 		.flags = retx ? MROCE_F_RETRANSMIT : 0,
 	};
-	struct sk_buff *skb = mroce_pkt_alloc(qp, MROCE_HLEN_MAX);
+	struct sk_buff *skb = mroce_pkt_alloc(qp, 0);
 
 	if (skb)
 		mroce_pkt_send(qp, skb, &pi);
