@@ -58,12 +58,19 @@ struct mroce_ring_hdr {
 #define MROCE_RING_DATA_OFFSET	256
 
 /*
- * SQ only: the kernel found the ring empty and stopped; the process must
+ * SQ: the kernel found the ring empty and stopped; the process must
  * ring the doorbell (the POST_SEND write command with no WRs) after it
  * publishes new WQEs.  While the flag is clear the kernel is working on
  * the ring and will see them without a system call.
  */
 #define MROCE_RING_F_NEED_KICK	(1U << 0)
+
+/*
+ * The same flag on an RQ: the QP is in the error state.  Receive WQEs
+ * posted from now on are completed with IBV_WC_WR_FLUSH_ERR once the
+ * process rings the RQ doorbell (the POST_RECV write command with no
+ * WRs) after publishing them.
+ */
 
 /* Scatter/gather element, as in struct ibv_sge. */
 struct mroce_sge {

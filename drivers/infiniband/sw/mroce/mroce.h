@@ -273,7 +273,7 @@ struct mroce_qp {
 
 	/* requester + completer: under sq.lock */
 	struct {
-		spinlock_t lock;
+		spinlock_t lock;	/* requester, completer, SQ ring */
 		struct mroce_ring ring;
 		struct mroce_swqe *wqe;		/* one per ring slot */
 		u8 *inline_buf;			/* max_inline per slot */
@@ -303,7 +303,7 @@ struct mroce_qp {
 
 	/* responder: under rq.lock */
 	struct {
-		spinlock_t lock;
+		spinlock_t lock;	/* responder, RQ ring */
 		struct mroce_ring ring;
 		struct mroce_rwqe *wqe;		/* one per ring slot */
 		u32 max_sge;
@@ -312,13 +312,12 @@ struct mroce_qp {
 		struct mroce_rslot slot[MROCE_WINDOW];
 		u32 rq_done;		/* next rq_seq to complete */
 		u32 msn;
-		u32 fatal_psn;
-		bool fatal;
 		u32 since_ack;
 		struct mroce_atomic_res *atomic_res;
 		u32 atomic_next;
 	} rq;
 };
+
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct mroce_dev, ib_dev);

@@ -87,6 +87,15 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (err)
 		return err;
 
+	/* Tell the process first: if that fails it keeps the old ring. */
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err) {
+			mroce_ring_free(&new);
+			return err;
+		}
+	}
+
 	spin_lock_bh(&cq->lock);
 	prod = cq->ring.hdr->prod;
 	cons = READ_ONCE(cq->ring.hdr->cons);
@@ -106,14 +115,6 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->ring = new;
 	ibcq->cqe = new.num_slots - 1;
 	spin_unlock_bh(&cq->lock);
-
-	if (udata) {
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-		if (err) {
-			/* the process keeps using the old ring: keep both */
-			return err;
-		}
-	}
 	mroce_ring_free(&old);
 	return 0;
 }
@@ -146,6 +147,7 @@ void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		return;
 	}
 	memcpy(mroce_ring_slot(&cq->ring, prod), cqe, sizeof(*cqe));
+	/* the CQE is visible before the index that publishes it */
 	smp_store_release(&cq->ring.hdr->prod, prod + 1);
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
@@ -199,6 +201,7 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 			mroce_qp_put(qp);
 		cons++;
 	}
+	/* slots are read before they are handed back */
 	smp_store_release(&cq->ring.hdr->cons, cons);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;

@@ -260,11 +260,11 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	mroce_rq_release(qp);
 	qp->rq.rq_done = 0;
 	qp->rq.msn = 0;
-	qp->rq.fatal = false;
 	qp->rq.since_ack = 0;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
 	qp->rq.ring.hdr->prod = 0;
 	qp->rq.ring.hdr->cons = 0;
+	qp->rq.ring.hdr->flags = 0;
 	spin_unlock_bh(&qp->rq.lock);
 	atomic_set(&qp->path_seq, 0);
 }
@@ -535,6 +535,7 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		prod++;
 	}
+	/* WQEs are written before the index that publishes them */
 	smp_store_release(&r->hdr->prod, prod);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (err)
@@ -553,9 +554,11 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 prod;
 	int i;
 
+	/* User QPs: the RQ doorbell, rung only in ERR (MROCE_RING_F_NEED_KICK) */
 	if (qp->is_user) {
-		*bad_wr = wr;
-		return -EINVAL;
+		if (qp->state == IB_QPS_ERR)
+			mroce_rq_flush(qp);
+		return 0;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	prod = r->hdr->prod;
@@ -581,6 +584,7 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		prod++;
 	}
+	/* WQEs are written before the index that publishes them */
 	smp_store_release(&r->hdr->prod, prod);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (err)

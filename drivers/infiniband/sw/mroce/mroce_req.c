@@ -363,6 +363,7 @@ static bool mroce_sq_complete(struct mroce_qp *qp)
 			qp->sq.rd_atomic--;
 		mroce_swqe_release(sw);
 		qp->sq.tail++;
+		/* the slot is free for the producer only after the CQE */
 		smp_store_release(&qp->sq.ring.hdr->cons, qp->sq.tail);
 		if (failed)
 			break;
@@ -387,13 +388,17 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		struct mroce_swqe *sw;
 
 		if (qp->sq.cur == qp->sq.head) {
+			/* pairs with the producer's release of prod */
 			prod = smp_load_acquire(&hdr->prod);
 			if (prod == qp->sq.head) {
 				/* empty: ask for a doorbell, then look again */
 				WRITE_ONCE(hdr->flags,
 					   hdr->flags | MROCE_RING_F_NEED_KICK);
+				/* flag store before the prod load; the
+				 * producer orders them the other way round
+				 */
 				smp_mb();
-				if (smp_load_acquire(&hdr->prod) == qp->sq.head)
+				if (READ_ONCE(hdr->prod) == qp->sq.head)
 					break;
 				WRITE_ONCE(hdr->flags, hdr->flags &
 					   ~MROCE_RING_F_NEED_KICK);
@@ -752,7 +757,7 @@ void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	if (!failed)
 		failed = mroce_sq_complete(qp);
-	if (!failed && qp->sq.cur != smp_load_acquire(&qp->sq.ring.hdr->prod))
+	if (!failed && qp->sq.cur != READ_ONCE(qp->sq.ring.hdr->prod))
 		tasklet_schedule(&qp->sq.task);
 out:
 	spin_unlock(&qp->sq.lock);
@@ -784,6 +789,7 @@ void mroce_sq_flush(struct mroce_qp *qp)
 		mroce_swqe_release(sw);
 	}
 	/* posted, never fetched: only wr_id is read from the ring */
+	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&hdr->prod);
 	if (prod - qp->sq.tail > qp->sq.ring.num_slots)
 		prod = qp->sq.tail + qp->sq.ring.num_slots;
@@ -801,6 +807,7 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	qp->sq.head = qp->sq.tail;
 	qp->sq.cur = qp->sq.tail;
 	qp->sq.rd_atomic = 0;
+	/* the slots are free for the producer after their CQEs */
 	smp_store_release(&hdr->cons, qp->sq.tail);
 	/* later posts ring the doorbell, and get flushed too */
 	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);

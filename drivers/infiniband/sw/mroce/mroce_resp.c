@@ -55,6 +55,7 @@ static struct mroce_rwqe *mroce_rq_wqe(struct mroce_qp *qp, u32 seq,
 				       enum ib_wc_status *status)
 {
 	struct mroce_rwqe *rw = &qp->rq.wqe[seq & qp->rq.ring.mask];
+	/* pairs with the producer's release of prod */
 	u32 prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	const struct mroce_recv_wqe *w;
 
@@ -123,6 +124,7 @@ static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 	mroce_sgl_release(rw->mr, rw->num_sge);
 	rw->valid = false;
 	qp->rq.rq_done++;
+	/* the slot is free for the producer only after the CQE */
 	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
 }
 
@@ -463,6 +465,7 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	u32 prod;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	if (prod - qp->rq.rq_done > qp->rq.ring.num_slots)
 		prod = qp->rq.rq_done + qp->rq.ring.num_slots;
@@ -479,7 +482,10 @@ void mroce_rq_flush(struct mroce_qp *qp)
 		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
 		qp->rq.rq_done++;
 	}
+	/* the slots are free for the producer after their CQEs */
 	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+	/* later receives must be flushed too: ask for the RQ doorbell */
+	WRITE_ONCE(qp->rq.ring.hdr->flags, MROCE_RING_F_NEED_KICK);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 
