@@ -111,6 +111,12 @@ struct mroce_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		struct {
+			__u32 ah_num;	/* struct mroce_create_ah_resp */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
 	} wr;
 	__u32 reserved2[2];	/* must be zero; the header is 64 bytes */
 };
@@ -124,6 +130,8 @@ struct mroce_recv_wqe {
 
 /* struct mroce_cqe.flags */
 #define MROCE_CQE_WITH_IMM	(1U << 0)	/* imm_data is valid */
+#define MROCE_CQE_GRH		(1U << 1)	/* UD: a 40-byte GRH precedes the data */
+#define MROCE_CQE_NET_IPV6	(1U << 2)	/* UD: ... built from an IPv6 header */
 
 /* Completion queue entry. */
 struct mroce_cqe {
@@ -148,6 +156,12 @@ struct mroce_ring_info {
 
 struct mroce_create_cq_resp {
 	struct mroce_ring_info cq;
+};
+
+/* ibv_create_ah(): the number UD send WQEs name the AH by. */
+struct mroce_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
 };
 
 /* ibv_resize_cq(): the CQ moves to a new ring; unmap the old one. */

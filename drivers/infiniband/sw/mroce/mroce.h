@@ -69,6 +69,9 @@ enum mroce_counter {
 	MROCE_CNT_RX_DROP_SRC_MISMATCH,
 	MROCE_CNT_RX_DROP_PSN_WINDOW,
 	MROCE_CNT_RX_DROP_RESP_UNEXPECTED,
+	MROCE_CNT_RX_DROP_QP_TYPE,
+	MROCE_CNT_RX_DROP_QKEY,
+	MROCE_CNT_RX_DROP_NO_RWQE,
 	MROCE_CNT_RX_DUP_PKTS,
 	MROCE_CNT_RX_OOO_PKTS,
 	MROCE_CNT_TX_PKTS,
@@ -108,6 +111,8 @@ struct mroce_dev {
 	u32 next_qpn;
 	struct xarray mr_xa;		/* key >> 8 -> mroce_mr, RCU readers */
 	u32 next_mr;
+	struct xarray ah_xa;		/* ah_num -> mroce_av_ref, RCU readers */
+	u32 next_ah;
 	spinlock_t atomic_lock;		/* serialises remote atomics */
 
 	atomic_t num_pds;
@@ -139,9 +144,17 @@ struct mroce_av {
 	u32 flow_label;
 };
 
+/* An AH's address as UD send WQEs reach it: by number, under RCU. */
+struct mroce_av_ref {
+	struct mroce_av av;
+	struct ib_pd *pd;
+	struct rcu_head rcu;
+};
+
 struct mroce_ib_ah {
 	struct ib_ah ibah;
-	struct mroce_av av;
+	u32 ah_num;
+	struct mroce_av_ref *ref;
 };
 
 /* A ring shared with userspace (or private to a kernel consumer). */
@@ -419,6 +432,8 @@ int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
 void mroce_qp_put(struct mroce_qp *qp);
 void mroce_qp_error(struct mroce_qp *qp);
+int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
+		struct mroce_av *av);
 
 /* mroce_req.c: requester and completer */
 void mroce_req_task(struct tasklet_struct *t);
@@ -433,6 +448,8 @@ void mroce_sq_release(struct mroce_qp *qp);
 /* mroce_resp.c: responder */
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);
+void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		       struct sk_buff *skb);
 void mroce_rq_flush(struct mroce_qp *qp);
 void mroce_rq_release(struct mroce_qp *qp);
 
@@ -440,6 +457,9 @@ void mroce_rq_release(struct mroce_qp *qp);
 struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
 int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
 		   struct mroce_pkt_info *pi);
+int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
+		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
+		      struct mroce_pkt_info *pi);
 u32 mroce_now_us(void);
 
 /* mroce_verbs.c */

@@ -85,6 +85,7 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 	atomic_set(&mdev->num_ahs, 0);
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	spin_lock_init(&mdev->atomic_lock);
 	mdev->stats = alloc_percpu(struct mroce_counters);
 	if (!mdev->stats)
@@ -131,6 +132,7 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(mdev->stats);
 	xa_destroy(&mdev->qp_xa);
 	xa_destroy(&mdev->mr_xa);
+	xa_destroy(&mdev->ah_xa);
 }
 
 static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)

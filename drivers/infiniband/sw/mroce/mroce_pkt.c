@@ -37,22 +37,23 @@ struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
 
 /*
  * Write the headers @pi describes in front of the payload already in
- * @skb (skb->data), fill the per-connection fields and send.  Consumes
- * @skb.
+ * @skb (skb->data), fill the per-connection fields and send to @dest_qpn
+ * along @av.  Consumes @skb.
  */
-int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
-		   struct mroce_pkt_info *pi)
+int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
+		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
+		      struct mroce_pkt_info *pi)
 {
 	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(pi->opcode);
 	struct mroce_dev *mdev = qp->mdev;
 	const struct mroce_xport_ops *xport;
 	int len;
 
-	pi->dest_qpn = qp->dest_qpn;
+	pi->dest_qpn = dest_qpn;
 	pi->src_qpn = qp->ibqp.qp_num;
 	pi->path_id = 0;
 	pi->ts_us = mroce_now_us();
-	if (!(op->props & MROCE_OPP_ACKNOWLEDGE))
+	if (!(op->props & (MROCE_OPP_ACKNOWLEDGE | MROCE_OPP_DATAGRAM)))
 		pi->path_seq = atomic_inc_return(&qp->path_seq) - 1;
 	pi->payload_len = skb->len;
 
@@ -70,10 +71,17 @@ int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
 		goto drop;
 	mroce_count(mdev, MROCE_CNT_TX_PKTS, 1);
 	mroce_count(mdev, MROCE_CNT_TX_BYTES, skb->len);
-	return xport->xmit(mdev, &qp->av, qp->sport, INET_ECN_ECT_0, skb);
+	return xport->xmit(mdev, av, sport, INET_ECN_ECT_0, skb);
 
 drop:
 	mroce_count(mdev, MROCE_CNT_TX_DROP, 1);
 	kfree_skb(skb);
 	return -EINVAL;
+}
+
+/* Send on the QP's connection (RC). */
+int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
+		   struct mroce_pkt_info *pi)
+{
+	return mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn, qp->sport, skb, pi);
 }

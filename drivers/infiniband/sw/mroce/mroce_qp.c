@@ -112,8 +112,11 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int err;
 
-	if (init->qp_type != IB_QPT_RC)
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD &&
+	    init->qp_type != IB_QPT_GSI)
 		return -EOPNOTSUPP;
+	if (init->qp_type == IB_QPT_GSI && (udata || init->port_num != MROCE_PORT))
+		return -EINVAL;
 	if (init->srq || init->create_flags)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
@@ -140,7 +143,10 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->sq.rto_timer, mroce_req_rto, 0);
 	timer_setup(&qp->sq.rnr_timer, mroce_req_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
-	qp->pmtu = ib_mtu_enum_to_int(IB_MTU_1024);
+	/* RC: path_mtu comes with RTR; UD: one packet per message, the port MTU */
+	qp->pmtu = init->qp_type == IB_QPT_RC ?
+		   ib_mtu_enum_to_int(IB_MTU_1024) :
+		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
 	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
 	qp->mdev->cc->init(&qp->sq.cc);
 
@@ -148,9 +154,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_queues;
 
-	err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp,
-			      XA_LIMIT(MROCE_MIN_QPN, MROCE_WIRE_U24_MASK),
-			      &mdev->next_qpn, GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI) {
+		/* QP1 by definition; one per port */
+		qpn = MROCE_WIRE_QPN_GSI;
+		err = xa_insert(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp,
+				      XA_LIMIT(MROCE_MIN_QPN,
+					       MROCE_WIRE_U24_MASK),
+				      &mdev->next_qpn, GFP_KERNEL);
+	}
 	if (err < 0)
 		goto err_queues;
 	ibqp->qp_num = qpn;
@@ -469,6 +482,13 @@ static int mroce_wr_to_wqe(struct mroce_qp *qp, const struct ib_send_wr *wr,
 	}
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+			return -EINVAL;
+		w->wr.ud.ah_num = to_mah(ud_wr(wr)->ah)->ah_num;
+		w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	}
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
 	w->imm_data = (__force u32)wr->ex.imm_data;
@@ -599,21 +619,74 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata)
 {
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
+							       GFP_ATOMIC;
 	struct mroce_dev *mdev = to_mdev(ibah->device);
+	struct mroce_ib_ah *ah = to_mah(ibah);
+	struct mroce_create_ah_resp resp = {};
 	int err;
 
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
 	if (atomic_inc_return(&mdev->num_ahs) > MROCE_MAX_AH) {
-		atomic_dec(&mdev->num_ahs);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto err_count;
 	}
-	err = mroce_av_from_ah_attr(&to_mah(ibah)->av, init->ah_attr);
+	ah->ref = kzalloc(sizeof(*ah->ref), gfp);
+	if (!ah->ref) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	err = mroce_av_from_ah_attr(&ah->ref->av, init->ah_attr);
 	if (err)
-		atomic_dec(&mdev->num_ahs);
+		goto err_free;
+	ah->ref->pd = ibah->pd;
+	err = xa_alloc_cyclic(&mdev->ah_xa, &ah->ah_num, ah->ref,
+			      XA_LIMIT(1, INT_MAX), &mdev->next_ah, gfp);
+	if (err < 0)
+		goto err_free;
+	if (udata) {
+		resp.ah_num = ah->ah_num;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_xa;
+	}
+	return 0;
+
+err_xa:
+	xa_erase(&mdev->ah_xa, ah->ah_num);
+err_free:
+	kfree_rcu(ah->ref, rcu);
+err_count:
+	atomic_dec(&mdev->num_ahs);
 	return err;
 }
 
 int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
-	atomic_dec(&to_mdev(ibah->device)->num_ahs);
+	struct mroce_dev *mdev = to_mdev(ibah->device);
+	struct mroce_ib_ah *ah = to_mah(ibah);
+
+	/* WQEs naming it from now on fail; readers finish under RCU */
+	xa_erase(&mdev->ah_xa, ah->ah_num);
+	kfree_rcu(ah->ref, rcu);
+	atomic_dec(&mdev->num_ahs);
 	return 0;
+}
+
+/* The address of AH @ah_num, if it exists and belongs to @pd. */
+int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
+		struct mroce_av *av)
+{
+	struct mroce_av_ref *ref;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	ref = xa_load(&mdev->ah_xa, ah_num);
+	if (ref && ref->pd == pd) {
+		*av = ref->av;
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
 }

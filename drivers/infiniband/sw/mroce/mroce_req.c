@@ -14,6 +14,7 @@
  * Everything here runs under qp->sq.lock.
  */
 
+#include <linux/jhash.h>
 #include <linux/jiffies.h>
 
 #include "mroce.h"
@@ -341,7 +342,8 @@ static bool mroce_sq_complete(struct mroce_qp *qp)
 						     qp->sq.ring.mask];
 		u8 op = sw->wqe.opcode;
 
-		if (sw->status == IB_WC_SUCCESS) {
+		if (sw->status == IB_WC_SUCCESS &&
+		    qp->ibqp.qp_type == IB_QPT_RC) {
 			if (op == IB_UVERBS_WR_RDMA_READ) {
 				if (sw->read_got < sw->read_segs)
 					break;
@@ -354,22 +356,108 @@ static bool mroce_sq_complete(struct mroce_qp *qp)
 				break;
 			}
 		}
-		if (sw->status != IB_WC_SUCCESS || qp->sq_sig_all ||
-		    (sw->wqe.flags & MROCE_WQE_SIGNALED))
-			mroce_sq_post_cqe(qp, sw, sw->status);
-		if (sw->status != IB_WC_SUCCESS)
-			failed = true;
 		if (mroce_op_is_rd_atomic(op))
 			qp->sq.rd_atomic--;
 		mroce_swqe_release(sw);
 		qp->sq.tail++;
-		/* the slot is free for the producer only after the CQE */
+		/*
+		 * Free the slot before the CQE can be seen: a consumer that
+		 * posts as soon as it polls must find room (sw is our copy).
+		 */
 		smp_store_release(&qp->sq.ring.hdr->cons, qp->sq.tail);
-		if (failed)
+		if (sw->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+		    (sw->wqe.flags & MROCE_WQE_SIGNALED))
+			mroce_sq_post_cqe(qp, sw, sw->status);
+		if (sw->status != IB_WC_SUCCESS) {
+			failed = true;
 			break;
+		}
 	}
 	if (qp->sq.tail == qp->sq.head)
 		del_timer(&qp->sq.rto_timer);
+	return failed;
+}
+
+/*
+ * UD: one packet per WQE, to the AH the WQE names; no acknowledgment, so
+ * the WQE is done once the packet is handed to the network.
+ */
+static enum ib_wc_status mroce_req_ud(struct mroce_qp *qp,
+				      struct mroce_swqe *sw)
+{
+	const struct mroce_send_wqe *w = &sw->wqe;
+	struct mroce_pkt_info pi = {};
+	struct sk_buff *skb;
+	struct mroce_av av;
+	u16 sport;
+
+	if (w->opcode != IB_UVERBS_WR_SEND &&
+	    w->opcode != IB_UVERBS_WR_SEND_WITH_IMM)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (sw->length > qp->pmtu)
+		return IB_WC_LOC_LEN_ERR;
+	if (mroce_ah_av(qp->mdev, w->wr.ud.ah_num, qp->ibqp.pd, &av) ||
+	    !w->wr.ud.remote_qpn || w->wr.ud.remote_qpn > MROCE_WIRE_U24_MASK)
+		return IB_WC_LOC_QP_OP_ERR;
+
+	pi.opcode = w->opcode == IB_UVERBS_WR_SEND ? MROCE_OP_UD_SEND :
+						     MROCE_OP_UD_SEND_IMM;
+	pi.psn = qp->sq.psn;
+	qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
+	/* verbs: a Q_Key with the top bit set means "use the QP's" */
+	pi.qkey = w->wr.ud.remote_qkey & 0x80000000 ? qp->qkey :
+						       w->wr.ud.remote_qkey;
+	if (pi.opcode == MROCE_OP_UD_SEND_IMM)
+		pi.imm = be32_to_cpu((__force __be32)w->imm_data);
+	skb = mroce_pkt_alloc(qp, sw->length);
+	if (!skb)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (sw->length)
+		mroce_swqe_gather(sw, 0, skb_put(skb, sw->length), sw->length);
+	/* spread datagrams of different peers over paths */
+	sport = mroce_wire_sport(jhash_2words(qp->ibqp.qp_num,
+					      w->wr.ud.remote_qpn, 0), 0, 0);
+	mroce_pkt_send_to(qp, &av, w->wr.ud.remote_qpn, sport, skb, &pi);
+	return IB_WC_SUCCESS;
+}
+
+static bool mroce_req_run_ud(struct mroce_qp *qp)
+{
+	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
+	int budget = MROCE_TX_BUDGET;
+	bool failed = false;
+	u32 prod;
+
+	WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
+	smp_mb();	/* clear the flag before looking at prod */
+
+	while (budget--) {
+		struct mroce_swqe *sw;
+
+		/* pairs with the producer's release of prod */
+		prod = smp_load_acquire(&hdr->prod);
+		if (prod == qp->sq.head) {
+			WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
+			smp_mb();	/* as in mroce_req_run() */
+			if (READ_ONCE(hdr->prod) == qp->sq.head)
+				return failed;
+			WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
+			continue;
+		}
+		if (prod - qp->sq.tail > qp->sq.ring.num_slots)
+			return true;
+		sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
+		sw->status = mroce_sq_fetch(qp, qp->sq.head);
+		if (sw->status == IB_WC_SUCCESS)
+			sw->status = mroce_req_ud(qp, sw);
+		sw->npkts = 0;
+		qp->sq.head++;
+		qp->sq.cur = qp->sq.head;
+		failed = mroce_sq_complete(qp);
+		if (failed)
+			return true;
+	}
+	tasklet_schedule(&qp->sq.task);
 	return failed;
 }
 
@@ -449,7 +537,8 @@ static void mroce_req_do(struct mroce_qp *qp)
 
 	spin_lock(&qp->sq.lock);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
-		failed = mroce_req_run(qp);
+		failed = qp->ibqp.qp_type == IB_QPT_RC ? mroce_req_run(qp) :
+							 mroce_req_run_ud(qp);
 	spin_unlock(&qp->sq.lock);
 	if (failed)
 		mroce_qp_error(qp);

@@ -13,6 +13,10 @@
  * Everything here runs under qp->rq.lock, in softirq context.
  */
 
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <rdma/ib_hdrs.h>
+
 #include "mroce.h"
 #include "mroce_psn.h"
 
@@ -120,12 +124,15 @@ static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 		rw = mroce_rq_wqe(qp, qp->rq.rq_done, &st);
 	if (!rw)
 		return;
-	mroce_rq_post_cqe(qp, rw, s, status);
 	mroce_sgl_release(rw->mr, rw->num_sge);
 	rw->valid = false;
 	qp->rq.rq_done++;
-	/* the slot is free for the producer only after the CQE */
+	/*
+	 * Free the slot before the CQE can be seen: a consumer that reposts
+	 * as soon as it polls must find room (the WQE was copied long ago).
+	 */
 	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+	mroce_rq_post_cqe(qp, rw, s, status);
 }
 
 /* Check @len bytes at @va under @rkey for @access; a reference or NULL. */
@@ -456,6 +463,77 @@ out:
 	spin_unlock(&qp->rq.lock);
 	if (failed)
 		mroce_qp_error(qp);
+}
+
+/*
+ * A datagram for a UD QP (QP1 carries RDMA CM and other MADs).  It takes
+ * the next receive WQE: a 40-byte GRH built from the IP header, as RoCE v2
+ * does, then the payload.  No acknowledgment, no RNR: without a posted
+ * WQE the datagram is dropped.
+ */
+void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		       struct sk_buff *skb)
+{
+	struct mroce_cqe cqe = {
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = pi->src_qpn,
+		.flags = MROCE_CQE_GRH,
+		.byte_len = sizeof(struct ib_grh) + pi->payload_len,
+	};
+	enum ib_wc_status st;
+	struct mroce_rwqe *rw;
+	u8 grh[sizeof(struct ib_grh)] = {};
+
+	spin_lock(&qp->rq.lock);
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
+	    qp->state != IB_QPS_SQD) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+		goto out;
+	}
+	if (pi->qkey != qp->qkey) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QKEY, 1);
+		goto out;
+	}
+	rw = mroce_rq_wqe(qp, qp->rq.rq_done, &st);
+	if (!rw) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_NO_RWQE, 1);
+		goto out;
+	}
+	if (st == IB_WC_SUCCESS && cqe.byte_len > rw->length)
+		st = IB_WC_LOC_LEN_ERR;
+	if (st == IB_WC_SUCCESS) {
+		if (ip_hdr(skb)->version == 4) {
+			/* RoCE v2: the IPv4 header in the GRH's last 20 bytes */
+			memcpy(grh + 20, skb_network_header(skb),
+			       sizeof(struct iphdr));
+		} else {
+			memcpy(grh, skb_network_header(skb),
+			       sizeof(struct ipv6hdr));
+			cqe.flags |= MROCE_CQE_NET_IPV6;
+		}
+		mroce_sgl_copy(rw->sge, rw->mr, rw->num_sge, 0, grh,
+			       sizeof(grh), true);
+		if (pi->payload_len &&
+		    mroce_sgl_copy_skb(rw->sge, rw->mr, rw->num_sge,
+				       sizeof(grh), skb, pi->hdr_len,
+				       pi->payload_len))
+			st = IB_WC_LOC_PROT_ERR;
+	}
+	if (pi->opcode == MROCE_OP_UD_SEND_IMM) {
+		cqe.flags |= MROCE_CQE_WITH_IMM;
+		cqe.imm_data = (__force u32)cpu_to_be32(pi->imm);
+	}
+	cqe.wr_id = rw->wr_id;
+	cqe.status = st;
+	mroce_sgl_release(rw->mr, rw->num_sge);
+	rw->valid = false;
+	qp->rq.rq_done++;
+	/* free the slot before the CQE can be seen, as in mroce_rq_complete() */
+	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+	mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe, false);
+out:
+	spin_unlock(&qp->rq.lock);
 }
 
 /* The QP is in ERR: every posted receive WQE completes flushed. */

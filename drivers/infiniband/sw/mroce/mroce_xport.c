@@ -99,8 +99,8 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto drop;
 	}
 	op = mroce_wire_opinfo(info.opcode);
-	if (op->props & MROCE_OPP_DATAGRAM || info.opcode == MROCE_OP_PROBE) {
-		/* UD and path probes come with their features */
+	if (info.opcode == MROCE_OP_PROBE) {
+		/* path probes come with multipath */
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNSUPPORTED, 1);
 		goto drop;
 	}
@@ -109,7 +109,11 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);
 		goto drop;
 	}
-	if (op->props & MROCE_OPP_REQUEST)
+	if (!(op->props & MROCE_OPP_DATAGRAM) != (qp->ibqp.qp_type == IB_QPT_RC))
+		mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
+	else if (op->props & MROCE_OPP_DATAGRAM)
+		mroce_resp_rcv_ud(qp, &info, skb);
+	else if (op->props & MROCE_OPP_REQUEST)
 		mroce_resp_rcv(qp, &info, skb);
 	else
 		mroce_comp_rcv(qp, &info, skb);
