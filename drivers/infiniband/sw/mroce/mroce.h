@@ -20,6 +20,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_rto.h"
 #include "mroce_wire.h"
 #include "mroce_xport.h"
 
@@ -41,8 +42,7 @@
 #define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
 #define MROCE_ACK_EVERY		16	/* packets between ACKs */
-#define MROCE_RTO_INIT_MS	20
-#define MROCE_RTO_MAX_MS	1000
+#define MROCE_DUPTHRESH		3	/* later PSNs SACKed: a hole is lost */
 
 /*
  * Bytes a MetaRoCE packet needs around its payload, worst case: IPv6 + UDP
@@ -81,6 +81,7 @@ enum mroce_counter {
 	MROCE_CNT_TX_NAKS,
 	MROCE_CNT_RETX_PKTS,
 	MROCE_CNT_RTO_EVENTS,
+	MROCE_CNT_RETX_SACK,
 	MROCE_CNT_RNR_NAKS_RCVD,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
@@ -303,8 +304,9 @@ struct mroce_qp {
 		u32 slot_wqe[MROCE_WINDOW];	/* PSN -> ring index */
 		u64 read_seen[MROCE_WINDOW];	/* READ chunk segments */
 		unsigned long sacked[BITS_TO_LONGS(MROCE_WINDOW)];
+		unsigned long retx[BITS_TO_LONGS(MROCE_WINDOW)]; /* SACK-resent */
 		u64 last_progress;	/* jiffies of the last ACK progress */
-		u32 rto_ms;
+		struct mroce_rto rto;
 		u32 rnr_left;
 		bool rnr_wait;
 		bool error;

@@ -147,7 +147,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->pmtu = init->qp_type == IB_QPT_RC ?
 		   ib_mtu_enum_to_int(IB_MTU_1024) :
 		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
-	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
+	mroce_rto_init(&qp->sq.rto);
 	qp->mdev->cc->init(&qp->sq.cc);
 
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
@@ -261,8 +261,9 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.rd_atomic = 0;
 	qp->sq.rnr_wait = false;
 	qp->sq.error = false;
-	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
+	mroce_rto_init(&qp->sq.rto);
 	bitmap_zero(qp->sq.sacked, MROCE_WINDOW);
+	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;
 	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;

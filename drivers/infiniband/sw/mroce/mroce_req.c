@@ -261,11 +261,15 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 	mroce_pkt_send(qp, skb, &pi);
 }
 
+static unsigned long mroce_rto_expiry(struct mroce_qp *qp)
+{
+	return jiffies + usecs_to_jiffies(mroce_rto_us(&qp->sq.rto));
+}
+
 static void mroce_rto_arm(struct mroce_qp *qp)
 {
 	if (!timer_pending(&qp->sq.rto_timer))
-		mod_timer(&qp->sq.rto_timer,
-			  jiffies + msecs_to_jiffies(qp->sq.rto_ms));
+		mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
 }
 
 /* Give the WQE just fetched its PSNs, MSN and rq_seq. */
@@ -570,36 +574,85 @@ void mroce_req_kick(struct mroce_qp *qp)
 	local_bh_enable();
 }
 
-/* Resend what the peer has not acknowledged, selectively. */
-static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn)
+/* Which WQE sent request PSN @psn?  NULL if none outstanding did. */
+static struct mroce_swqe *mroce_sq_find(struct mroce_qp *qp, u32 psn, u32 *k)
+{
+	u32 idx = qp->sq.slot_wqe[psn % MROCE_WINDOW];
+	struct mroce_swqe *sw;
+
+	if (idx - qp->sq.tail >= qp->sq.head - qp->sq.tail)
+		return NULL;
+	sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+	*k = mroce_psn_fwd(sw->first_psn, psn);
+	if (*k >= sw->sent)
+		return NULL;
+	return sw;
+}
+
+/* Does request PSN @k of @sw still need to reach the peer? */
+static bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw,
+			      u32 k)
+{
+	u32 psn = mroce_psn_add(sw->first_psn, k);
+	u8 op = sw->wqe.opcode;
+
+	if (op == IB_UVERBS_WR_RDMA_READ)
+		return qp->sq.read_seen[psn % MROCE_WINDOW] !=
+		       mroce_segs_mask(mroce_segs(qp,
+					mroce_read_chunk_len(qp, sw, k)));
+	if (mroce_op_is_atomic(op))
+		return !sw->done;
+	return !mroce_psn_before(psn, qp->sq.snd_una) &&
+	       !test_bit(psn % MROCE_WINDOW, qp->sq.sacked);
+}
+
+/*
+ * Resend, oldest first and at most @max of them, the request packets from
+ * @from_psn on that the peer has neither acknowledged nor selectively
+ * acknowledged (READs: whose responses are incomplete).  Never the window.
+ */
+static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 {
 	u32 idx, k;
 
-	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
+	for (idx = qp->sq.tail; idx != qp->sq.head && max; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
-		u8 op = sw->wqe.opcode;
 
-		for (k = 0; k < sw->sent; k++) {
-			u32 psn = mroce_psn_add(sw->first_psn, k);
-
-			if (mroce_psn_before(psn, from_psn))
+		for (k = 0; k < sw->sent && max; k++) {
+			if (mroce_psn_before(mroce_psn_add(sw->first_psn, k),
+					     from_psn) ||
+			    !mroce_req_missing(qp, sw, k))
 				continue;
-			if (op == IB_UVERBS_WR_RDMA_READ) {
-				u32 segs = mroce_segs(qp,
-					mroce_read_chunk_len(qp, sw, k));
-
-				if (qp->sq.read_seen[psn % MROCE_WINDOW] ==
-				    mroce_segs_mask(segs))
-					continue;
-			} else if (mroce_op_is_atomic(op)) {
-				if (sw->done)
-					continue;
-			} else if (mroce_psn_before(psn, qp->sq.snd_una) ||
-				   test_bit(psn % MROCE_WINDOW, qp->sq.sacked)) {
-				continue;
-			}
 			mroce_req_xmit(qp, idx, k, true);
+			max--;
 		}
+	}
+}
+
+/*
+ * SACK loss recovery: a request PSN with at least MROCE_DUPTHRESH later
+ * PSNs selectively acknowledged is lost (one path keeps order), so it is
+ * resent once; if that copy is lost too, the RTO takes over.
+ */
+static void mroce_req_sack_recover(struct mroce_qp *qp, u32 highest_sacked)
+{
+	u32 p, k;
+
+	for (p = qp->sq.snd_una;
+	     mroce_psn_fwd(p, highest_sacked) >= MROCE_DUPTHRESH &&
+	     mroce_psn_before(p, highest_sacked);
+	     p = mroce_psn_add(p, 1)) {
+		struct mroce_swqe *sw;
+
+		if (test_bit(p % MROCE_WINDOW, qp->sq.sacked) ||
+		    test_bit(p % MROCE_WINDOW, qp->sq.retx))
+			continue;
+		sw = mroce_sq_find(qp, p, &k);
+		if (!sw || !mroce_req_missing(qp, sw, k))
+			continue;
+		set_bit(p % MROCE_WINDOW, qp->sq.retx);
+		mroce_count(qp->mdev, MROCE_CNT_RETX_SACK, 1);
+		mroce_req_xmit(qp, qp->sq.slot_wqe[p % MROCE_WINDOW], k, true);
 	}
 }
 
@@ -631,9 +684,11 @@ void mroce_req_rto(struct timer_list *t)
 	mroce_count(qp->mdev, MROCE_CNT_RTO_EVENTS, 1);
 	if (qp->mdev->cc && qp->sq.cc.cwnd_pkts && qp->mdev->cc->on_loss)
 		qp->mdev->cc->on_loss(&qp->sq.cc, 1, true);
-	mroce_req_retransmit(qp, qp->sq.snd_una);
-	qp->sq.rto_ms = min(qp->sq.rto_ms * 2, MROCE_RTO_MAX_MS);
-	mod_timer(&qp->sq.rto_timer, jiffies + msecs_to_jiffies(qp->sq.rto_ms));
+	/* the oldest only; SACKs that follow recover the rest */
+	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
+	mroce_req_retransmit(qp, qp->sq.snd_una, 1);
+	mroce_rto_expired(&qp->sq.rto);
+	mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
 out:
 	spin_unlock_bh(&qp->sq.lock);
 	if (failed)
@@ -647,7 +702,7 @@ void mroce_req_rnr(struct timer_list *t)
 	spin_lock_bh(&qp->sq.lock);
 	if (qp->sq.rnr_wait && qp->state == IB_QPS_RTS) {
 		qp->sq.rnr_wait = false;
-		mroce_req_retransmit(qp, qp->sq.snd_una);
+		mroce_req_retransmit(qp, qp->sq.snd_una, U32_MAX);
 		mroce_rto_arm(qp);
 	}
 	spin_unlock_bh(&qp->sq.lock);
@@ -658,11 +713,10 @@ void mroce_req_rnr(struct timer_list *t)
 static void mroce_sq_progress(struct mroce_qp *qp)
 {
 	qp->sq.last_progress = get_jiffies_64();
-	qp->sq.rto_ms = MROCE_RTO_INIT_MS;
+	mroce_rto_progress(&qp->sq.rto);
 	qp->sq.rnr_left = qp->rnr_retry;
 	if (qp->sq.tail != qp->sq.head)
-		mod_timer(&qp->sq.rto_timer,
-			  jiffies + msecs_to_jiffies(qp->sq.rto_ms));
+		mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
 }
 
 /* Everything before @psn has arrived at the peer. */
@@ -673,8 +727,10 @@ static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
 	if (!mroce_psn_after(psn, qp->sq.snd_una) ||
 	    mroce_psn_after(psn, qp->sq.psn))
 		return;
-	for (p = qp->sq.snd_una; p != psn; p = mroce_psn_add(p, 1))
+	for (p = qp->sq.snd_una; p != psn; p = mroce_psn_add(p, 1)) {
 		clear_bit(p % MROCE_WINDOW, qp->sq.sacked);
+		clear_bit(p % MROCE_WINDOW, qp->sq.retx);
+	}
 	qp->sq.snd_una = psn;
 	mroce_sq_progress(qp);
 }
@@ -682,12 +738,20 @@ static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
 static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
 	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	u32 before = qp->sq.snd_una, highest = 0, i;
 	struct mroce_cc_ack ack = {};
-	u32 before = qp->sq.snd_una, i;
+	bool sacks = false;
 
 	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
 		return;
+	}
+	/* the echoed timestamp is this transmission's: always a valid RTT */
+	if (pi->rx_count) {
+		u32 rtt = mroce_now_us() - pi->echo_ts - pi->ack_delay_us;
+
+		if (rtt < USEC_PER_SEC)	/* else a stale or bogus echo */
+			mroce_rto_sample(&qp->sq.rto, rtt);
 	}
 	mroce_sq_ack_to(qp, pi->psn);
 	for (i = 1; i < MROCE_WINDOW; i++) {
@@ -695,30 +759,20 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 
 		if (!mroce_psn_before(psn, qp->sq.psn))
 			break;
-		if (mroce_wire_sack_test(pi->sack, i))
+		if (mroce_wire_sack_test(pi->sack, i)) {
 			set_bit(psn % MROCE_WINDOW, qp->sq.sacked);
+			highest = psn;
+			sacks = true;
+		}
 	}
+	if (sacks)
+		mroce_req_sack_recover(qp, highest);
 	if (cc->on_ack) {
 		ack.acked_pkts = mroce_psn_fwd(before, qp->sq.snd_una);
 		ack.ecn_pkts = pi->ce_count;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
-}
-
-/* Which WQE sent request PSN @psn?  NULL if none outstanding did. */
-static struct mroce_swqe *mroce_sq_find(struct mroce_qp *qp, u32 psn, u32 *k)
-{
-	u32 idx = qp->sq.slot_wqe[psn % MROCE_WINDOW];
-	struct mroce_swqe *sw;
-
-	if (idx - qp->sq.tail >= qp->sq.head - qp->sq.tail)
-		return NULL;
-	sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
-	*k = mroce_psn_fwd(sw->first_psn, psn);
-	if (*k >= sw->sent)
-		return NULL;
-	return sw;
 }
 
 static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
@@ -745,7 +799,7 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			  usecs_to_jiffies(mroce_wire_rnr_timer_us(pi->rnr_timer)));
 		return false;
 	case MROCE_NAK_PSN_SEQ_ERR:
-		mroce_req_retransmit(qp, pi->nak_psn);
+		mroce_req_retransmit(qp, pi->nak_psn, U32_MAX);
 		return false;
 	default:
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);

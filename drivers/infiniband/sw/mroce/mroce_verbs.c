@@ -169,6 +169,7 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_TX_NAKS].name = "tx_naks",
 	[MROCE_CNT_RETX_PKTS].name = "retx_pkts",
 	[MROCE_CNT_RTO_EVENTS].name = "rto_events",
+	[MROCE_CNT_RETX_SACK].name = "retx_sack",
 	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mroce retransmission timeout: RFC 6298 smoothed RTT estimation.
+ *
+ * Samples come from the transmission timestamps MetaRoCE packets carry and
+ * ACKs echo, so a retransmitted packet yields an unambiguous sample too
+ * (no Karn rule needed).  The timeout is SRTT + 4 RTTVAR, doubled for each
+ * consecutive expiry, and kept within [min, max]: the floor covers timer
+ * granularity, the ceiling keeps recovery well inside the verbs retry
+ * budget (timeout x retry_cnt).
+ *
+ * Pure code: no ib_core dependency (KUnit suite mroce_rto).
+ */
+#ifndef MROCE_RTO_H
+#define MROCE_RTO_H
+
+#include <linux/minmax.h>
+#include <linux/types.h>
+
+#define MROCE_RTO_MIN_US	5000	/* > one 4 ms jiffy at HZ=250 */
+#define MROCE_RTO_MAX_US	200000
+#define MROCE_RTO_INIT_US	50000	/* before the first sample */
+#define MROCE_RTO_MAX_BACKOFF	6
+
+struct mroce_rto {
+	u32 srtt_us;		/* 0: no sample yet */
+	u32 rttvar_us;
+	u32 min_us;
+	u32 max_us;
+	u8 backoff;		/* consecutive expiries */
+};
+
+static inline void mroce_rto_init(struct mroce_rto *r)
+{
+	r->srtt_us = 0;
+	r->rttvar_us = 0;
+	r->min_us = MROCE_RTO_MIN_US;
+	r->max_us = MROCE_RTO_MAX_US;
+	r->backoff = 0;
+}
+
+/* A new round-trip sample (RFC 6298 2.2 and 2.3, alpha 1/8, beta 1/4). */
+static inline void mroce_rto_sample(struct mroce_rto *r, u32 rtt_us)
+{
+	if (!r->srtt_us) {
+		r->srtt_us = max(rtt_us, 1U);
+		r->rttvar_us = rtt_us / 2;
+	} else {
+		u32 err = rtt_us > r->srtt_us ? rtt_us - r->srtt_us :
+						r->srtt_us - rtt_us;
+
+		r->rttvar_us = r->rttvar_us - r->rttvar_us / 4 + err / 4;
+		r->srtt_us = r->srtt_us - r->srtt_us / 8 + rtt_us / 8;
+		r->srtt_us = max(r->srtt_us, 1U);
+	}
+	r->backoff = 0;
+}
+
+/* The timeout to arm now, microseconds. */
+static inline u32 mroce_rto_us(const struct mroce_rto *r)
+{
+	u64 rto = r->srtt_us ? r->srtt_us + 4ULL * r->rttvar_us :
+			       MROCE_RTO_INIT_US;
+
+	rto = clamp_t(u64, rto, r->min_us, r->max_us);
+	return min_t(u64, rto << r->backoff, r->max_us);
+}
+
+/* The timer expired: back off (RFC 6298 5.5). */
+static inline void mroce_rto_expired(struct mroce_rto *r)
+{
+	if (r->backoff < MROCE_RTO_MAX_BACKOFF)
+		r->backoff++;
+}
+
+/* New data was acknowledged: stop backing off. */
+static inline void mroce_rto_progress(struct mroce_rto *r)
+{
+	r->backoff = 0;
+}
+
+#endif /* MROCE_RTO_H */

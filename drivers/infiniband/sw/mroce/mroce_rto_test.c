@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit suite for the retransmission timeout estimator (mroce_rto.h).
+ */
+
+#include <kunit/test.h>
+
+#include "mroce_rto.h"
+
+static void mroce_rto_test_initial(struct kunit *test)
+{
+	struct mroce_rto r;
+
+	mroce_rto_init(&r);
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), MROCE_RTO_INIT_US);
+}
+
+static void mroce_rto_test_first_sample(struct kunit *test)
+{
+	struct mroce_rto r;
+
+	mroce_rto_init(&r);
+	mroce_rto_sample(&r, 20000);
+	/* RFC 6298 2.2: SRTT = R, RTTVAR = R/2, RTO = SRTT + 4 RTTVAR */
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 20000U);
+	KUNIT_EXPECT_EQ(test, r.rttvar_us, 10000U);
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), 60000U);
+}
+
+static void mroce_rto_test_converges(struct kunit *test)
+{
+	struct mroce_rto r;
+	int i;
+
+	mroce_rto_init(&r);
+	mroce_rto_sample(&r, 100000);
+	for (i = 0; i < 200; i++)
+		mroce_rto_sample(&r, 8000);
+	/* steady samples: SRTT -> 8 ms, RTTVAR -> 0, RTO -> SRTT */
+	KUNIT_EXPECT_LE(test, r.srtt_us, 8100U);
+	KUNIT_EXPECT_GE(test, r.srtt_us, 8000U);
+	KUNIT_EXPECT_LE(test, r.rttvar_us, 100U);
+	KUNIT_EXPECT_LE(test, mroce_rto_us(&r), 8500U);
+	KUNIT_EXPECT_GE(test, mroce_rto_us(&r), 8000U);
+}
+
+static void mroce_rto_test_floor(struct kunit *test)
+{
+	struct mroce_rto r;
+	int i;
+
+	mroce_rto_init(&r);
+	for (i = 0; i < 100; i++)
+		mroce_rto_sample(&r, 30);	/* 30 us fabric */
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), MROCE_RTO_MIN_US);
+	mroce_rto_sample(&r, 0);		/* nonsense sample */
+	KUNIT_EXPECT_GE(test, r.srtt_us, 1U);
+}
+
+static void mroce_rto_test_backoff(struct kunit *test)
+{
+	struct mroce_rto r;
+	u32 base;
+	int i;
+
+	mroce_rto_init(&r);
+	mroce_rto_sample(&r, 10000);
+	base = mroce_rto_us(&r);
+	mroce_rto_expired(&r);
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), 2 * base);
+	mroce_rto_expired(&r);
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), 4 * base);
+	for (i = 0; i < 50; i++)
+		mroce_rto_expired(&r);
+	/* the ceiling holds however often it expires */
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), MROCE_RTO_MAX_US);
+	KUNIT_EXPECT_EQ(test, r.backoff, MROCE_RTO_MAX_BACKOFF);
+	mroce_rto_progress(&r);
+	KUNIT_EXPECT_EQ(test, mroce_rto_us(&r), base);
+}
+
+static void mroce_rto_test_sample_resets_backoff(struct kunit *test)
+{
+	struct mroce_rto r;
+
+	mroce_rto_init(&r);
+	mroce_rto_sample(&r, 10000);
+	mroce_rto_expired(&r);
+	mroce_rto_expired(&r);
+	mroce_rto_sample(&r, 10000);
+	KUNIT_EXPECT_EQ(test, r.backoff, 0);
+}
+
+static void mroce_rto_test_variance(struct kunit *test)
+{
+	struct mroce_rto r;
+	int i;
+
+	mroce_rto_init(&r);
+	/* alternating 5 ms / 15 ms: RTO must cover the spread */
+	for (i = 0; i < 200; i++)
+		mroce_rto_sample(&r, i & 1 ? 15000 : 5000);
+	KUNIT_EXPECT_GE(test, mroce_rto_us(&r), 15000U);
+	KUNIT_EXPECT_LE(test, mroce_rto_us(&r), 40000U);
+}
+
+static struct kunit_case mroce_rto_cases[] = {
+	KUNIT_CASE(mroce_rto_test_initial),
+	KUNIT_CASE(mroce_rto_test_first_sample),
+	KUNIT_CASE(mroce_rto_test_converges),
+	KUNIT_CASE(mroce_rto_test_floor),
+	KUNIT_CASE(mroce_rto_test_backoff),
+	KUNIT_CASE(mroce_rto_test_sample_resets_backoff),
+	KUNIT_CASE(mroce_rto_test_variance),
+	{}
+};
+
+static struct kunit_suite mroce_rto_suite = {
+	.name = "mroce_rto",
+	.test_cases = mroce_rto_cases,
+};
+
+kunit_test_suite(mroce_rto_suite);
