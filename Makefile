@@ -24,6 +24,7 @@ provider:
 	$(MAKE) -C tools/libmroce
 
 tools: provider
+	$(MAKE) -C tools/tests/src
 
 check: all
 	$(CURDIR)/tools/check.sh
@@ -43,3 +44,4 @@ demo: all
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools/libmroce clean
+	$(MAKE) -C tools/tests/src clean
