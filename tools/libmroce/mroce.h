@@ -16,14 +16,15 @@
  *   mroce_qp.c        RC and UC queue pairs: create / query / modify /
  *                     destroy, post_send (WQEs into the SQ ring, doorbell
  *                     write() only when the kernel asks for one through
- *                     MROCE_RING_F_NEED_KICK), post_recv (RQ ring, never a
- *                     system call)
+ *                     MROCE_RING_F_NEED_KICK), post_recv (RQ ring; the
+ *                     RQ doorbell only when the kernel sets NEED_KICK on
+ *                     it, i.e. the QP is in ERR and must flush receives)
  *   mroce_mr.c        memory regions (reg_mr / dereg_mr)
  *   mroce_ah.c        address handles (create_ah / destroy_ah)
  *
  * Not implemented (their verbs_context_ops members stay NULL, so libibverbs
  * fails those verbs with EOPNOTSUPP): SRQ (create_qp refuses attr->srq with
- * EOPNOTSUPP), UD QPs (the send WQE of the ABI has no address vector),
+ * EOPNOTSUPP), UD QPs (not implemented here yet; create_qp refuses them),
  * create_qp_ex / create_cq_ex (ibv_create_qp_ex() with comp_mask ==
  * IBV_QP_INIT_ATTR_PD still works: libibverbs routes it to create_qp),
  * reg_dmabuf_mr, memory windows, ECE, multicast.  When a family is added,
@@ -58,6 +59,17 @@ struct mroce_pd {
 };
 
 /*
+ * The driver part of a response follows the core part directly: no
+ * padding between them, none after.  For the {ibv_resp; drv} structs below.
+ */
+#define MROCE_ASSERT_NO_PADDING(type)					\
+	_Static_assert(offsetof(type, drv) ==				\
+			       sizeof(((type *)0)->ibv_resp) &&		\
+		       sizeof(type) == offsetof(type, drv) +		\
+				       sizeof(((type *)0)->drv),	\
+		       "padding around the driver part of " #type)
+
+/*
  * GET_CONTEXT response as the kernel writes it: the core part followed
  * directly by the driver part (alloc_ucontext's udata output).
  */
@@ -66,13 +78,7 @@ struct mroce_get_context_resp {
 	struct mroce_alloc_ucontext_resp drv;
 };
 
-_Static_assert(offsetof(struct mroce_get_context_resp, drv) ==
-		       sizeof(struct ib_uverbs_get_context_resp),
-	       "padding between core and driver GET_CONTEXT response");
-_Static_assert(sizeof(struct mroce_get_context_resp) ==
-		       sizeof(struct ib_uverbs_get_context_resp) +
-			       sizeof(struct mroce_alloc_ucontext_resp),
-	       "padding after driver GET_CONTEXT response");
+MROCE_ASSERT_NO_PADDING(struct mroce_get_context_resp);
 
 /*
  * One ring shared with the kernel (uapi/rdma/mroce-abi.h): a struct
@@ -137,22 +143,15 @@ struct mroce_create_qp_full_resp {
 	struct mroce_create_qp_resp drv;
 };
 
-#define MROCE_ASSERT_NO_PADDING(type, core, drv)			\
-	_Static_assert(offsetof(type, drv) == sizeof(((type *)0)->core), \
-		       "padding between core and driver part of " #type); \
-	_Static_assert(sizeof(type) == sizeof(((type *)0)->core) +	\
-					sizeof(((type *)0)->drv),	\
-		       "padding after driver part of " #type)
-
-MROCE_ASSERT_NO_PADDING(struct mroce_create_cq_full_resp, ibv_resp, drv);
-MROCE_ASSERT_NO_PADDING(struct mroce_resize_cq_full_resp, ibv_resp, drv);
-MROCE_ASSERT_NO_PADDING(struct mroce_create_qp_full_resp, ibv_resp, drv);
+MROCE_ASSERT_NO_PADDING(struct mroce_create_cq_full_resp);
+MROCE_ASSERT_NO_PADDING(struct mroce_resize_cq_full_resp);
+MROCE_ASSERT_NO_PADDING(struct mroce_create_qp_full_resp);
 
 /* The shapes the ring code relies on (uapi/rdma/mroce-abi.h). */
 _Static_assert(sizeof(struct mroce_ring_hdr) <= MROCE_RING_DATA_OFFSET,
 	       "ring header overlaps the slots");
 _Static_assert(offsetof(struct mroce_ring_hdr, cons) == 64 &&
-		       offsetof(struct mroce_ring_hdr, flags) == 128,
+	       offsetof(struct mroce_ring_hdr, flags) == 128,
 	       "prod, cons and flags are on separate cache lines");
 _Static_assert(sizeof(struct mroce_sge) == 16, "struct mroce_sge");
 _Static_assert(sizeof(struct mroce_send_wqe) == 64,
@@ -272,6 +271,7 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int mroce_qp_check_resp(const struct ibv_qp_cap *cap,
 			const struct mroce_create_qp_resp *drv, bool has_rq);
 int mroce_sq_doorbell(struct ibv_qp *ibqp);
+int mroce_rq_doorbell(struct ibv_qp *ibqp);
 
 /* mroce_mr.c */
 struct ibv_mr *mroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,

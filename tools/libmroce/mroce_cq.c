@@ -21,17 +21,16 @@
  * Pin the values a CQE can carry.
  */
 _Static_assert(IBV_WC_SUCCESS == 0 && IBV_WC_LOC_LEN_ERR == 1 &&
-		       IBV_WC_LOC_QP_OP_ERR == 2 && IBV_WC_LOC_PROT_ERR == 4 &&
-		       IBV_WC_WR_FLUSH_ERR == 5 && IBV_WC_REM_ACCESS_ERR == 10 &&
-		       IBV_WC_RETRY_EXC_ERR == 12 &&
-		       IBV_WC_RNR_RETRY_EXC_ERR == 13 &&
-		       IBV_WC_GENERAL_ERR == 21,
+	       IBV_WC_LOC_QP_OP_ERR == 2 && IBV_WC_LOC_PROT_ERR == 4 &&
+	       IBV_WC_WR_FLUSH_ERR == 5 && IBV_WC_REM_ACCESS_ERR == 10 &&
+	       IBV_WC_RETRY_EXC_ERR == 12 && IBV_WC_RNR_RETRY_EXC_ERR == 13 &&
+	       IBV_WC_GENERAL_ERR == 21,
 	       "enum ibv_wc_status is the kernel's enum ib_wc_status");
 _Static_assert((int)IBV_WC_SEND == (int)IB_UVERBS_WC_SEND &&
-		       (int)IBV_WC_RDMA_WRITE == (int)IB_UVERBS_WC_RDMA_WRITE &&
-		       (int)IBV_WC_RDMA_READ == (int)IB_UVERBS_WC_RDMA_READ &&
-		       (int)IBV_WC_COMP_SWAP == (int)IB_UVERBS_WC_COMP_SWAP &&
-		       (int)IBV_WC_FETCH_ADD == (int)IB_UVERBS_WC_FETCH_ADD,
+	       (int)IBV_WC_RDMA_WRITE == (int)IB_UVERBS_WC_RDMA_WRITE &&
+	       (int)IBV_WC_RDMA_READ == (int)IB_UVERBS_WC_RDMA_READ &&
+	       (int)IBV_WC_COMP_SWAP == (int)IB_UVERBS_WC_COMP_SWAP &&
+	       (int)IBV_WC_FETCH_ADD == (int)IB_UVERBS_WC_FETCH_ADD,
 	       "send completion opcodes are enum ib_uverbs_wc_opcode");
 _Static_assert(IBV_WC_RECV == 128 && IBV_WC_RECV_RDMA_WITH_IMM == 129,
 	       "receive completion opcodes are IB_WC_RECV(_RDMA_WITH_IMM)");

@@ -7,11 +7,15 @@
  * the SQ ring and makes a system call only when the kernel has set
  * MROCE_RING_F_NEED_KICK: then it rings the doorbell, the legacy POST_SEND
  * write() command with no work requests.  post_recv writes struct
- * mroce_recv_wqe (+ SGEs) into the RQ ring and never makes a system call.
+ * mroce_recv_wqe (+ SGEs) into the RQ ring; it makes a system call only
+ * when the kernel has set MROCE_RING_F_NEED_KICK on the RQ, which it does
+ * while the QP is in the error state: then the RQ doorbell, the POST_RECV
+ * write() command with no work requests, has the kernel flush the new
+ * receives with IBV_WC_WR_FLUSH_ERR.
  *
  * Not supported: SRQ (create_qp refuses attr->srq with EOPNOTSUPP) and UD
- * (the send WQE of the ABI carries no address handle / remote QPN / Q_Key,
- * so create_qp refuses IBV_QPT_UD with EOPNOTSUPP).
+ * (not implemented here yet, although the send WQE has wr.ud: create_qp
+ * refuses IBV_QPT_UD with EOPNOTSUPP).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,15 +29,15 @@
  * numbers as enum ibv_wr_opcode: the provider copies it as it is.
  */
 _Static_assert((int)IBV_WR_RDMA_WRITE == (int)IB_UVERBS_WR_RDMA_WRITE &&
-		       (int)IBV_WR_RDMA_WRITE_WITH_IMM ==
-			       (int)IB_UVERBS_WR_RDMA_WRITE_WITH_IMM &&
-		       (int)IBV_WR_SEND == (int)IB_UVERBS_WR_SEND &&
-		       (int)IBV_WR_SEND_WITH_IMM == (int)IB_UVERBS_WR_SEND_WITH_IMM &&
-		       (int)IBV_WR_RDMA_READ == (int)IB_UVERBS_WR_RDMA_READ &&
-		       (int)IBV_WR_ATOMIC_CMP_AND_SWP ==
-			       (int)IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
-		       (int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
-			       (int)IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD,
+	       (int)IBV_WR_RDMA_WRITE_WITH_IMM ==
+		       (int)IB_UVERBS_WR_RDMA_WRITE_WITH_IMM &&
+	       (int)IBV_WR_SEND == (int)IB_UVERBS_WR_SEND &&
+	       (int)IBV_WR_SEND_WITH_IMM == (int)IB_UVERBS_WR_SEND_WITH_IMM &&
+	       (int)IBV_WR_RDMA_READ == (int)IB_UVERBS_WR_RDMA_READ &&
+	       (int)IBV_WR_ATOMIC_CMP_AND_SWP ==
+		       (int)IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+	       (int)IBV_WR_ATOMIC_FETCH_AND_ADD ==
+		       (int)IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD,
 	       "enum ibv_wr_opcode is enum ib_uverbs_wr_opcode");
 
 #define MROCE_SEND_FLAGS_SUPPORTED					\
@@ -320,22 +324,45 @@ static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
 	memcpy(slot, &wqe, sizeof(wqe));
 }
 
-/*
- * The doorbell: POST_SEND with no work requests.  The kernel (mroce's
- * post_send with a NULL list) restarts processing of the SQ ring.
+/* ------------------------------------------------------------------------
+ * Doorbells: the legacy POST_SEND / POST_RECV write() commands with no
+ * work requests.  For POST_SEND the kernel (mroce's post_send with an
+ * empty list) restarts processing of the SQ ring; for POST_RECV (rung only
+ * while the QP is in the error state) it flushes every receive WQE
+ * published so far.  Both commands carry wqe_size = the size of one legacy
+ * WR, which the kernel requires even when wr_count is 0.
  */
-struct mroce_doorbell_cmd {
+struct mroce_sq_doorbell_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_post_send core_payload;
 };
-_Static_assert(sizeof(struct mroce_doorbell_cmd) % 4 == 0 &&
-		       sizeof(struct ib_uverbs_post_send_resp) % 4 == 0,
+
+struct mroce_rq_doorbell_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_recv core_payload;
+};
+
+_Static_assert(sizeof(struct mroce_sq_doorbell_cmd) % 4 == 0 &&
+	       sizeof(struct ib_uverbs_post_send_resp) % 4 == 0 &&
+	       sizeof(struct mroce_rq_doorbell_cmd) % 4 == 0 &&
+	       sizeof(struct ib_uverbs_post_recv_resp) % 4 == 0,
 	       "write() commands count 32-bit words");
+
+/* One write() command on the context's command fd: 0 or an errno. */
+static int mroce_write_cmd(struct ibv_qp *ibqp, const void *cmd, size_t len)
+{
+	ssize_t n;
+
+	n = write(ibqp->context->cmd_fd, cmd, len);
+	if (n < 0)
+		return errno;
+	return (size_t)n == len ? 0 : EIO;
+}
 
 int mroce_sq_doorbell(struct ibv_qp *ibqp)
 {
 	struct ib_uverbs_post_send_resp resp = {};
-	struct mroce_doorbell_cmd cmd = {
+	struct mroce_sq_doorbell_cmd cmd = {
 		.hdr = {
 			.command = IB_USER_VERBS_CMD_POST_SEND,
 			.in_words = sizeof(cmd) / 4,
@@ -350,12 +377,41 @@ int mroce_sq_doorbell(struct ibv_qp *ibqp)
 		},
 	};
 
-	ssize_t n;
+	return mroce_write_cmd(ibqp, &cmd, sizeof(cmd));
+}
 
-	n = write(ibqp->context->cmd_fd, &cmd, sizeof(cmd));
-	if (n < 0)
-		return errno;
-	return n == sizeof(cmd) ? 0 : EIO;
+int mroce_rq_doorbell(struct ibv_qp *ibqp)
+{
+	struct ib_uverbs_post_recv_resp resp = {};
+	struct mroce_rq_doorbell_cmd cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_RECV,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.core_payload = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = ibqp->handle,
+			.wr_count = 0,
+			.sge_count = 0,
+			.wqe_size = sizeof(struct ib_uverbs_recv_wr),
+		},
+	};
+
+	return mroce_write_cmd(ibqp, &cmd, sizeof(cmd));
+}
+
+/*
+ * After publishing WQEs: does the kernel want the doorbell?  The fence
+ * orders the caller's store-release of prod before the load of flags.
+ * The kernel must set NEED_KICK, full-fence, then re-read prod; then
+ * either it sees the new WQEs or we see its flag (a Dekker-style
+ * handshake).
+ */
+static bool mroce_ring_need_kick(const struct mroce_ring *ring)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return mroce_load_relaxed(&ring->hdr->flags) & MROCE_RING_F_NEED_KICK;
 }
 
 int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -407,20 +463,12 @@ int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (ret)
 		*bad_wr = wr;
 
-	if (posted) {
-		/*
-		 * Order the prod store before the flags load (the kernel
-		 * sets NEED_KICK, fences, then re-reads prod): either it sees
-		 * our WQEs or we see its flag.
-		 */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (mroce_load_relaxed(&ring->hdr->flags) &
-		    MROCE_RING_F_NEED_KICK) {
-			int err = mroce_sq_doorbell(ibqp);
+	/* A failing doorbell leaves the WQEs posted: *bad_wr stays NULL. */
+	if (posted && mroce_ring_need_kick(ring)) {
+		int err = mroce_sq_doorbell(ibqp);
 
-			if (!ret)
-				ret = err;
-		}
+		if (!ret)
+			ret = err;
 	}
 	return ret;
 }
@@ -436,6 +484,7 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct mroce_ring *ring = &qp->rq.ring;
 	struct ibv_recv_wr *dummy;
 	uint32_t prod, cons;
+	unsigned int posted = 0;
 	int ret = 0;
 	int i;
 
@@ -482,10 +531,22 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			};
 
 		mroce_store_release(&ring->hdr->prod, ++prod);
+		posted++;
 	}
 	pthread_spin_unlock(&qp->rq.lock);
-
 	if (ret)
 		*bad_wr = wr;
+
+	/*
+	 * Normally no system call: the kernel takes receive WQEs from the
+	 * ring when a message arrives.  In the error state it sets NEED_KICK
+	 * on the RQ and the doorbell makes it flush what we just posted.
+	 */
+	if (posted && mroce_ring_need_kick(ring)) {
+		int err = mroce_rq_doorbell(ibqp);
+
+		if (!ret)
+			ret = err;
+	}
 	return ret;
 }

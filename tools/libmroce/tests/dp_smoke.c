@@ -138,7 +138,8 @@ static bool setup_end(struct end *e)
 	if (!check(e->mr, "%s: reg_mr 64 KiB with RELAXED_ORDERING: %s",
 		   e->name, e->mr ? "ok" : strerror(errno)))
 		return false;
-	qa.send_cq = qa.recv_cq = e->cq;
+	qa.send_cq = e->cq;
+	qa.recv_cq = e->cq;
 	e->qp = ibv_create_qp(e->pd, &qa);
 	if (!check(e->qp, "%s: create_qp RC: %s", e->name,
 		   e->qp ? "ok" : strerror(errno)))
@@ -223,10 +224,11 @@ static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 
 static void print_wc(const char *what, const struct ibv_wc *wc)
 {
-	printf("#   %s: wr_id %" PRIu64 " status %s opcode %d len %u qp %#x imm %#x flags %#x vendor_err %#x\n",
-	       what, wc->wr_id, ibv_wc_status_str(wc->status), wc->opcode,
-	       wc->byte_len, wc->qp_num, ntohl(wc->imm_data), wc->wc_flags,
-	       wc->vendor_err);
+	printf("#   %s: wr_id %" PRIu64 " status %s opcode %d len %u", what,
+	       wc->wr_id, ibv_wc_status_str(wc->status), wc->opcode,
+	       wc->byte_len);
+	printf(" qp %#x imm %#x flags %#x vendor_err %#x\n", wc->qp_num,
+	       ntohl(wc->imm_data), wc->wc_flags, wc->vendor_err);
 }
 
 static int post_recv(struct end *e, uint64_t id, uint32_t off, uint32_t len,
@@ -528,8 +530,8 @@ static void test_errors(struct end *a, struct end *b)
 
 	/*
 	 * A receive posted in ERR must complete with a flush error too
-	 * (IBA 10.3.1).  post_recv makes no system call, so the kernel has
-	 * to notice the new RQ WQE by itself.
+	 * (IBA 10.3.1): the kernel has set NEED_KICK on the RQ, so post_recv
+	 * rings the RQ doorbell and the kernel flushes the new WQE.
 	 */
 	check(!post_recv(a, 62, 0, 64, 1), "A: post_recv in ERR accepted");
 	n = poll_n(a->cq, wc, 1);

@@ -3,9 +3,10 @@
  * ring_test - host-only unit tests of libmroce's data path, no kernel
  * needed: rings are plain memory, QPs and CQs are built by hand and the
  * provider's own functions (mroce_post_send, mroce_post_recv,
- * mroce_poll_cq, ...) are called on them.  The doorbell goes to a pipe
+ * mroce_poll_cq, ...) are called on them.  The doorbells go to a pipe
  * standing in for the uverbs command fd, so the test sees exactly which
- * write() commands the send path makes (and that the others make none).
+ * write() commands post_send and post_recv make (and that they make none
+ * while the kernel has not set MROCE_RING_F_NEED_KICK).
  *
  *   ring_test [STRESS_COUNT]   (default 200000; 0 skips the thread test)
  *
@@ -24,6 +25,8 @@
 #include <unistd.h>
 
 #include "mroce.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static unsigned int passed, failed;
 
@@ -149,29 +152,64 @@ static struct ibv_qp *fq(struct fake_qp *f)
 	return &f->qp.vqp.qp;
 }
 
-/* Number of doorbell commands waiting in the pipe; checks each of them. */
-static int doorbells(struct fake_qp *f, bool *well_formed)
+/*
+ * Number of doorbell commands waiting in the pipe.  *well_formed: each of
+ * them is a complete 'command' (IB_USER_VERBS_CMD_POST_SEND or _POST_RECV)
+ * with no WRs, for this QP, with a response buffer and the wqe_size the
+ * kernel insists on.
+ */
+static int doorbells(struct fake_qp *f, uint32_t command, bool *well_formed)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
+	union {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_post_send cmd;
+		} sq;
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_post_recv cmd;
+		} rq;
 	} db;
+	size_t wqe_size, out_words;
 	int n = 0;
 	ssize_t r;
+
+	_Static_assert(sizeof(db.sq) == sizeof(db.rq), "doorbell sizes");
+	if (command == IB_USER_VERBS_CMD_POST_SEND) {
+		wqe_size = sizeof(struct ib_uverbs_send_wr);
+		out_words = sizeof(struct ib_uverbs_post_send_resp) / 4;
+	} else {
+		wqe_size = sizeof(struct ib_uverbs_recv_wr);
+		out_words = sizeof(struct ib_uverbs_post_recv_resp) / 4;
+	}
 
 	*well_formed = true;
 	while ((r = read(f->pipe_rd, &db, sizeof(db))) > 0) {
 		n++;
-		if (r != sizeof(db) ||
-		    db.hdr.command != IB_USER_VERBS_CMD_POST_SEND ||
-		    db.hdr.in_words != sizeof(db) / 4 ||
-		    db.hdr.out_words != sizeof(struct ib_uverbs_post_send_resp) / 4 ||
-		    !db.cmd.response || db.cmd.qp_handle != 0x1234 ||
-		    db.cmd.wr_count || db.cmd.sge_count ||
-		    db.cmd.wqe_size != sizeof(struct ib_uverbs_send_wr))
+		if (r != sizeof(db) || db.sq.hdr.command != command ||
+		    db.sq.hdr.in_words != sizeof(db) / 4 ||
+		    db.sq.hdr.out_words != out_words)
+			*well_formed = false;
+		else if (command == IB_USER_VERBS_CMD_POST_SEND &&
+			 (!db.sq.cmd.response || db.sq.cmd.qp_handle != 0x1234 ||
+			  db.sq.cmd.wr_count || db.sq.cmd.sge_count ||
+			  db.sq.cmd.wqe_size != wqe_size))
+			*well_formed = false;
+		else if (command == IB_USER_VERBS_CMD_POST_RECV &&
+			 (!db.rq.cmd.response || db.rq.cmd.qp_handle != 0x1234 ||
+			  db.rq.cmd.wr_count || db.rq.cmd.sge_count ||
+			  db.rq.cmd.wqe_size != wqe_size))
 			*well_formed = false;
 	}
 	return n;
+}
+
+/* Doorbells of either kind waiting in the pipe (drains it). */
+static int syscalls(struct fake_qp *f)
+{
+	bool ok;
+
+	return doorbells(f, IB_USER_VERBS_CMD_POST_SEND, &ok);
 }
 
 static bool bytes_are(const void *p, size_t n, uint8_t v)
@@ -291,7 +329,8 @@ static void test_poll_cq(void)
 	printf("# poll_cq\n");
 	fake_ring_init(&fr, CQ_SLOTS, 32);
 	hdr = fr_hdr(&fr);
-	hdr->prod = hdr->cons = base;
+	hdr->prod = base;
+	hdr->cons = base;
 	mroce_ring_attach(&cq.ring, fr.mem, fr.size, &fr.info);
 	pthread_spin_init(&cq.lock, PTHREAD_PROCESS_PRIVATE);
 
@@ -412,7 +451,6 @@ static void test_post_send_encoding(void)
 	struct ibv_send_wr wr, *bad;
 	struct mroce_send_wqe *w;
 	struct mroce_sge *s;
-	bool ok;
 	int ret;
 
 	printf("# post_send encoding\n");
@@ -425,7 +463,7 @@ static void test_post_send_encoding(void)
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 0);
 	s = sq_sges(f, 0);
-	check(ret == 0 && bad == NULL && hdr->prod == 1,
+	check(ret == 0 && !bad && hdr->prod == 1,
 	      "SEND posted, prod 1, *bad_wr NULL");
 	check(w->wr_id == 0xabcdef0123456789ULL && w->opcode == IBV_WR_SEND &&
 	      w->opcode == IB_UVERBS_WR_SEND && w->num_sge == 2 &&
@@ -436,7 +474,7 @@ static void test_post_send_encoding(void)
 	check(s[0].addr == 0x1000 && s[0].length == 100 && s[0].lkey == 0xa1 &&
 	      s[1].addr == 0x2000 && s[1].length == 200 && s[1].lkey == 0xa2,
 	      "SEND SGEs follow the 64-byte header");
-	check(doorbells(f, &ok) == 0, "no NEED_KICK: no system call");
+	check(syscalls(f) == 0, "no NEED_KICK: no system call");
 
 	wr = (struct ibv_send_wr){
 		.wr_id = 2, .sg_list = sg, .num_sge = 1,
@@ -575,7 +613,7 @@ static void test_post_send_encoding(void)
 		check(ret == EINVAL && bad == &wr, "inline atomic: EINVAL");
 	}
 
-	check(hdr->prod == 9 && doorbells(f, &ok) == 0,
+	check(hdr->prod == 9 && syscalls(f) == 0,
 	      "9 WQEs posted, still no system call");
 	fake_qp_free(f);
 }
@@ -590,12 +628,11 @@ static void test_post_send_errors(void)
 		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
 		IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE, 99,
 	};
-	bool ok;
 	int ret;
 
 	printf("# post_send validation\n");
 
-	for (size_t i = 0; i < sizeof(bad_ops) / sizeof(bad_ops[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad_ops); i++) {
 		wr[0] = (struct ibv_send_wr){ .opcode = bad_ops[i] };
 		ret = mroce_post_send(fq(f), &wr[0], &bad);
 		check(ret == EINVAL && bad == &wr[0] && hdr->prod == 0,
@@ -632,7 +669,7 @@ static void test_post_send_errors(void)
 	      "SEND with 0 SGEs posted");
 
 	/* NULL list, NULL bad_wr. */
-	check(mroce_post_send(fq(f), NULL, &bad) == 0 && bad == NULL,
+	check(mroce_post_send(fq(f), NULL, &bad) == 0 && !bad,
 	      "empty list: 0");
 	check(mroce_post_send(fq(f), &wr[0], NULL) == 0 && hdr->prod == 3,
 	      "bad_wr NULL tolerated");
@@ -665,14 +702,14 @@ static void test_post_send_errors(void)
 			IBV_QPS_RTS, IBV_QPS_SQD, IBV_QPS_SQE, IBV_QPS_ERR };
 		uint32_t prod;
 
-		for (size_t i = 0; i < 3; i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(no); i++) {
 			f->qp.vqp.qp.state = no[i];
 			prod = hdr->prod;
 			ret = mroce_post_send(fq(f), &wr[0], &bad);
 			check(ret == EINVAL && bad == &wr[0] && hdr->prod == prod,
 			      "post_send in state %d: EINVAL", no[i]);
 		}
-		for (size_t i = 0; i < 4; i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
 			f->qp.vqp.qp.state = yes[i];
 			prod = hdr->prod;
 			ret = mroce_post_send(fq(f), &wr[0], &bad);
@@ -681,7 +718,7 @@ static void test_post_send_errors(void)
 		}
 		f->qp.vqp.qp.state = IBV_QPS_RTS;
 	}
-	check(doorbells(f, &ok) == 0, "no system call in any of this");
+	check(syscalls(f) == 0, "no system call in any of this");
 	fake_qp_free(f);
 
 	/* UC: no READ, no atomics. */
@@ -707,7 +744,7 @@ static void test_doorbell(void)
 	bool ok;
 	int n, ret;
 
-	printf("# doorbell\n");
+	printf("# SQ doorbell\n");
 	wr[0] = (struct ibv_send_wr){ .wr_id = 1, .opcode = IBV_WR_SEND,
 				      .next = &wr[1] };
 	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .opcode = IBV_WR_SEND,
@@ -716,36 +753,44 @@ static void test_doorbell(void)
 
 	hdr->flags = MROCE_RING_F_NEED_KICK;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	n = doorbells(f, &ok);
+	n = doorbells(f, IB_USER_VERBS_CMD_POST_SEND, &ok);
 	check(ret == 0 && hdr->prod == 3 && n == 1 && ok,
 	      "NEED_KICK: 3 WRs, exactly one well-formed POST_SEND doorbell (got %d)", n);
 
 	wr[0].opcode = IBV_WR_LOCAL_INV;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && doorbells(f, &ok) == 0,
+	check(ret == EINVAL && syscalls(f) == 0,
 	      "NEED_KICK but nothing posted: no doorbell");
 	wr[0].opcode = IBV_WR_SEND;
 
 	wr[1].opcode = IBV_WR_LOCAL_INV;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	n = doorbells(f, &ok);
+	n = doorbells(f, IB_USER_VERBS_CMD_POST_SEND, &ok);
 	check(ret == EINVAL && bad == &wr[1] && n == 1 && ok,
 	      "NEED_KICK, error after one WR: that one is kicked, EINVAL returned");
 	wr[1].opcode = IBV_WR_SEND;
 
 	hdr->flags = 0;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && doorbells(f, &ok) == 0, "flag cleared: no doorbell");
+	check(ret == 0 && syscalls(f) == 0, "flag cleared: no doorbell");
+
+	/* The RQ's flag is not the SQ's. */
+	fr_hdr(&f->rq)->flags = MROCE_RING_F_NEED_KICK;
+	ret = mroce_post_send(fq(f), &wr[0], &bad);
+	check(ret == 0 && syscalls(f) == 0,
+	      "NEED_KICK on the RQ only: post_send rings nothing");
+	fr_hdr(&f->rq)->flags = 0;
 
 	/* The doorbell's write() error reaches the caller. */
 	hdr->flags = MROCE_RING_F_NEED_KICK;
 	close(f->ctx.cmd_fd);
 	f->ctx.cmd_fd = -1;
 	ret = mroce_post_send(fq(f), &wr[2], &bad);
-	check(ret == EBADF && bad == NULL,
+	check(ret == EBADF && !bad,
 	      "failed doorbell write(): its errno returned (got %d)", ret);
 	f->ctx.cmd_fd = open("/dev/null", O_WRONLY);
 	check(mroce_sq_doorbell(fq(f)) == 0, "doorbell to a sink succeeds");
+	/* The fd was replaced: no pipe to read any more. */
 	fake_qp_free(f);
 }
 
@@ -765,18 +810,16 @@ static void test_post_recv(void)
 	struct ibv_recv_wr wr[2], *bad;
 	struct mroce_recv_wqe *w;
 	struct mroce_sge *s;
-	bool ok;
 	int ret;
 
 	printf("# post_recv\n");
-	/* Even with the SQ asking for kicks, receives never make a call. */
+	/* The SQ asking for kicks does not concern receives. */
 	fr_hdr(&f->sq)->flags = MROCE_RING_F_NEED_KICK;
-	hdr->flags = MROCE_RING_F_NEED_KICK;
 
 	wr[0] = (struct ibv_recv_wr){ .wr_id = 0x77, .num_sge = 0 };
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
 	w = fr_slot(&f->rq, 0);
-	check(ret == 0 && bad == NULL && hdr->prod == 1 && w->wr_id == 0x77 &&
+	check(ret == 0 && !bad && hdr->prod == 1 && w->wr_id == 0x77 &&
 	      w->num_sge == 0 && w->reserved == 0,
 	      "receive with 0 SGEs posted");
 
@@ -817,7 +860,83 @@ static void test_post_recv(void)
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
 	check(ret == 0, "INIT: receives may be posted");
 
-	check(doorbells(f, &ok) == 0, "post_recv never made a system call");
+	check(syscalls(f) == 0,
+	      "no NEED_KICK on the RQ: post_recv made no system call");
+	fake_qp_free(f);
+}
+
+static void test_rq_doorbell(void)
+{
+	struct fake_qp *f = fake_qp_new(IBV_QPT_RC);
+	struct mroce_ring_hdr *hdr = fr_hdr(&f->rq);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 64, .lkey = 1 };
+	struct ibv_recv_wr wr[3], *bad;
+	bool ok;
+	int n, ret;
+
+	printf("# RQ doorbell (QP in ERR: the kernel flushes new receives)\n");
+	f->qp.vqp.qp.state = IBV_QPS_ERR;
+	wr[0] = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = &sg,
+				      .num_sge = 1, .next = &wr[1] };
+	wr[1] = (struct ibv_recv_wr){ .wr_id = 2, .next = &wr[2] };
+	wr[2] = (struct ibv_recv_wr){ .wr_id = 3, .sg_list = &sg,
+				      .num_sge = 1 };
+
+	ret = mroce_post_recv(fq(f), &wr[2], &bad);
+	check(ret == 0 && hdr->prod == 1 && syscalls(f) == 0,
+	      "ERR but no NEED_KICK yet: posted, no system call");
+
+	hdr->flags = MROCE_RING_F_NEED_KICK;
+	ret = mroce_post_recv(fq(f), &wr[0], &bad);
+	n = doorbells(f, IB_USER_VERBS_CMD_POST_RECV, &ok);
+	check(ret == 0 && !bad && hdr->prod == 4 && n == 1 && ok,
+	      "NEED_KICK: 3 WRs published, then exactly one well-formed POST_RECV doorbell (got %d)",
+	      n);
+	check(((struct mroce_recv_wqe *)fr_slot(&f->rq, 3))->wr_id == 3,
+	      "the WQEs are in the ring before the doorbell");
+
+	wr[0].num_sge = RQ_SGE + 1;
+	ret = mroce_post_recv(fq(f), &wr[0], &bad);
+	check(ret == EINVAL && bad == &wr[0] && hdr->prod == 4 &&
+	      syscalls(f) == 0, "NEED_KICK but nothing posted: no doorbell");
+	wr[0].num_sge = 1;
+
+	wr[1].num_sge = -1;
+	ret = mroce_post_recv(fq(f), &wr[0], &bad);
+	n = doorbells(f, IB_USER_VERBS_CMD_POST_RECV, &ok);
+	check(ret == EINVAL && bad == &wr[1] && hdr->prod == 5 && n == 1 && ok,
+	      "NEED_KICK, error after one WR: that one is kicked, EINVAL returned");
+	wr[1].num_sge = 0;
+
+	/* The kernel flushed everything; fill the ring, then one more. */
+	__atomic_store_n(&hdr->cons, hdr->prod, __ATOMIC_RELEASE);
+	wr[2].next = NULL;
+	while (hdr->prod - hdr->cons < RQ_SLOTS)
+		mroce_post_recv(fq(f), &wr[2], &bad);
+	n = doorbells(f, IB_USER_VERBS_CMD_POST_RECV, &ok);
+	check(n == RQ_SLOTS && ok, "one doorbell per post_recv call (%d)", n);
+	ret = mroce_post_recv(fq(f), &wr[2], &bad);
+	check(ret == ENOMEM && bad == &wr[2] && syscalls(f) == 0,
+	      "full RQ: ENOMEM, no doorbell");
+
+	/* Back to RESET/INIT: the kernel clears the flag, no more calls. */
+	__atomic_store_n(&hdr->cons, hdr->prod, __ATOMIC_RELEASE);
+	hdr->flags = 0;
+	f->qp.vqp.qp.state = IBV_QPS_INIT;
+	ret = mroce_post_recv(fq(f), &wr[0], &bad);
+	check(ret == 0 && syscalls(f) == 0, "flag cleared: no doorbell");
+
+	/* The doorbell's write() error reaches the caller. */
+	hdr->flags = MROCE_RING_F_NEED_KICK;
+	close(f->ctx.cmd_fd);
+	f->ctx.cmd_fd = -1;
+	n = hdr->prod;
+	ret = mroce_post_recv(fq(f), &wr[2], &bad);
+	check(ret == EBADF && !bad && hdr->prod == (uint32_t)n + 1,
+	      "failed doorbell write(): its errno returned, the WQE stays posted (got %d)",
+	      ret);
+	f->ctx.cmd_fd = open("/dev/null", O_WRONLY);
+	check(mroce_rq_doorbell(fq(f)) == 0, "RQ doorbell to a sink succeeds");
 	fake_qp_free(f);
 }
 
@@ -964,6 +1083,7 @@ int main(int argc, char **argv)
 	test_post_send_errors();
 	test_doorbell();
 	test_post_recv();
+	test_rq_doorbell();
 	if (stress)
 		test_stress(stress);
 
