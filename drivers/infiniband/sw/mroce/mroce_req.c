@@ -180,7 +180,9 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 
 	pi.opcode = mroce_wire_opcode(w->opcode);
 	pi.psn = mroce_psn_add(sw->first_psn, k);
-	pi.msn = sw->msn;
+	/* each READ request of a split READ is a message of its own */
+	pi.msn = (sw->msn + (w->opcode == IB_UVERBS_WR_RDMA_READ ? k : 0)) &
+		 MROCE_WIRE_U24_MASK;
 	if (retx)
 		pi.flags |= MROCE_F_RETRANSMIT;
 
@@ -279,7 +281,6 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 
 	sw->first_psn = qp->sq.psn;
 	sw->msn = qp->sq.msn;
-	qp->sq.msn = (qp->sq.msn + 1) & MROCE_WIRE_U24_MASK;
 	if (op == IB_UVERBS_WR_RDMA_READ) {
 		u32 c = mroce_read_chunk(qp), k;
 
@@ -291,11 +292,15 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 			sw->read_segs += mroce_segs(qp,
 					mroce_read_chunk_len(qp, sw, k));
 		}
+		qp->sq.msn += sw->npkts;	/* one message per READ request */
 	} else if (mroce_op_is_atomic(op)) {
 		sw->npkts = 1;
+		qp->sq.msn++;
 	} else {
 		sw->npkts = mroce_segs(qp, sw->length);
+		qp->sq.msn++;
 	}
+	qp->sq.msn &= MROCE_WIRE_U24_MASK;
 	if (op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
 	    op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
 		sw->rq_seq = qp->sq.rq_seq++;
@@ -823,7 +828,7 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 
 	sw = mroce_sq_find(qp, pi->psn, &k);
 	if (!sw || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ ||
-	    sw->msn != pi->msn)
+	    ((sw->msn + k) & MROCE_WIRE_U24_MASK) != pi->msn)
 		goto bad;
 	clen = mroce_read_chunk_len(qp, sw, k);
 	if (pi->msg_len != clen || pi->offset % qp->pmtu ||
