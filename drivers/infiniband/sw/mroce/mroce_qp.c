@@ -627,8 +627,6 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct mroce_create_ah_resp resp = {};
 	int err;
 
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
 	if (atomic_inc_return(&mdev->num_ahs) > MROCE_MAX_AH) {
 		err = -ENOMEM;
 		goto err_count;
@@ -646,7 +644,8 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			      XA_LIMIT(1, INT_MAX), &mdev->next_ah, gfp);
 	if (err < 0)
 		goto err_free;
-	if (udata) {
+	/* only UD senders need the number; RC-only providers ask for none */
+	if (udata && udata->outlen >= sizeof(resp)) {
 		resp.ah_num = ah->ah_num;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)

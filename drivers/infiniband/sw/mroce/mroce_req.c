@@ -251,6 +251,11 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 	}
 
 	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
+	if (!retx) {
+		/* a new PSN in this window slot: nothing known about it yet */
+		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.sacked);
+		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.retx);
+	}
 	skb = mroce_pkt_alloc(qp, len);
 	if (!skb) {
 		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
@@ -601,10 +606,12 @@ static bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw,
 	u32 psn = mroce_psn_add(sw->first_psn, k);
 	u8 op = sw->wqe.opcode;
 
-	if (op == IB_UVERBS_WR_RDMA_READ)
+	if (op == IB_UVERBS_WR_RDMA_READ) {
+		u32 segs = mroce_segs(qp, mroce_read_chunk_len(qp, sw, k));
+
 		return qp->sq.read_seen[psn % MROCE_WINDOW] !=
-		       mroce_segs_mask(mroce_segs(qp,
-					mroce_read_chunk_len(qp, sw, k)));
+		       mroce_segs_mask(segs);
+	}
 	if (mroce_op_is_atomic(op))
 		return !sw->done;
 	return !mroce_psn_before(psn, qp->sq.snd_una) &&
@@ -620,16 +627,21 @@ static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 {
 	u32 idx, k;
 
-	for (idx = qp->sq.tail; idx != qp->sq.head && max; idx++) {
+	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+		bool read = sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ;
 
-		for (k = 0; k < sw->sent && max; k++) {
+		for (k = 0; k < sw->sent; k++) {
 			if (mroce_psn_before(mroce_psn_add(sw->first_psn, k),
 					     from_psn) ||
 			    !mroce_req_missing(qp, sw, k))
 				continue;
+			/* READ re-requests are one small packet: not counted */
+			if (!read && !max)
+				return;
 			mroce_req_xmit(qp, idx, k, true);
-			max--;
+			if (!read)
+				max--;
 		}
 	}
 }
@@ -691,7 +703,7 @@ void mroce_req_rto(struct timer_list *t)
 		qp->mdev->cc->on_loss(&qp->sq.cc, 1, true);
 	/* the oldest only; SACKs that follow recover the rest */
 	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
-	mroce_req_retransmit(qp, qp->sq.snd_una, 1);
+	mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
 	mroce_rto_expired(&qp->sq.rto);
 	mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
 out:
@@ -707,7 +719,7 @@ void mroce_req_rnr(struct timer_list *t)
 	spin_lock_bh(&qp->sq.lock);
 	if (qp->sq.rnr_wait && qp->state == IB_QPS_RTS) {
 		qp->sq.rnr_wait = false;
-		mroce_req_retransmit(qp, qp->sq.snd_una, U32_MAX);
+		mroce_req_retransmit(qp, mroce_sq_win_base(qp), U32_MAX);
 		mroce_rto_arm(qp);
 	}
 	spin_unlock_bh(&qp->sq.lock);
@@ -764,6 +776,9 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 
 		if (!mroce_psn_before(psn, qp->sq.psn))
 			break;
+		/* a stale (reordered) ACK may cover acknowledged PSNs */
+		if (mroce_psn_before(psn, qp->sq.snd_una))
+			continue;
 		if (mroce_wire_sack_test(pi->sack, i)) {
 			set_bit(psn % MROCE_WINDOW, qp->sq.sacked);
 			highest = psn;
@@ -847,6 +862,17 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 		goto bad;
 	*seen |= BIT_ULL(seg);
 	sw->read_got++;
+	mroce_sq_progress(qp);	/* new READ data is progress too */
+	/*
+	 * The response that ends a requested range arrived (responses of a
+	 * range travel one path, in order) but the READ request still has
+	 * holes: those responses were lost; ask for them again now rather
+	 * than at the RTO.
+	 */
+	if ((pi->flags & MROCE_F_ACK_REQ) &&
+	    *seen != mroce_segs_mask(mroce_segs(qp, clen)))
+		mroce_req_xmit(qp, qp->sq.slot_wqe[pi->psn % MROCE_WINDOW], k,
+			       true);
 	/* a response means the request, and all before it, arrived */
 	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
 	return;
@@ -873,6 +899,7 @@ static void mroce_comp_atomic_resp(struct mroce_qp *qp,
 	mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, 0, &sw->atomic_orig,
 		       sizeof(u64), true);
 	sw->done = true;
+	mroce_sq_progress(qp);
 	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
 }
 

@@ -84,6 +84,7 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	const struct mroce_wire_opinfo *op;
 	struct mroce_pkt_info info;
 	struct mroce_qp *qp;
+	bool datagram;
 	int err;
 
 	mroce_count(mdev, MROCE_CNT_RX_PKTS, 1);
@@ -109,7 +110,8 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);
 		goto drop;
 	}
-	if (!(op->props & MROCE_OPP_DATAGRAM) != (qp->ibqp.qp_type == IB_QPT_RC))
+	datagram = op->props & MROCE_OPP_DATAGRAM;
+	if (datagram == (qp->ibqp.qp_type == IB_QPT_RC))
 		mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
 	else if (op->props & MROCE_OPP_DATAGRAM)
 		mroce_resp_rcv_ud(qp, &info, skb);
