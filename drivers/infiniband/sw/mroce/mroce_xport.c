@@ -84,7 +84,7 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	const struct mroce_wire_opinfo *op;
 	struct mroce_pkt_info info;
 	struct mroce_qp *qp;
-	bool datagram;
+	bool datagram, rc;
 	int err;
 
 	mroce_count(mdev, MROCE_CNT_RX_PKTS, 1);
@@ -111,7 +111,8 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto drop;
 	}
 	datagram = op->props & MROCE_OPP_DATAGRAM;
-	if (datagram == (qp->ibqp.qp_type == IB_QPT_RC))
+	rc = qp->ibqp.qp_type == IB_QPT_RC;
+	if (datagram == rc)
 		mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
 	else if (op->props & MROCE_OPP_DATAGRAM)
 		mroce_resp_rcv_ud(qp, &info, skb);
