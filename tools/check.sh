@@ -3,6 +3,7 @@
 #
 # "make check": every test mroce has, in order, each stage timed:
 #   lint   checkpatch --strict, W=1 and sparse (tools/lint.sh)
+#   unit   provider unit tests on the host (make -C tools/libmroce check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/)
 # Every stage runs even if an earlier one failed; the exit status is
@@ -11,7 +12,7 @@ set -uo pipefail
 top=$(dirname "$(dirname "$(readlink -f "$0")")")
 cd "$top" || exit 1
 
-stages=${MROCE_CHECK_STAGES:-lint kunit guest}
+stages=${MROCE_CHECK_STAGES:-lint unit kunit guest}
 failed=()
 summary=()
 
@@ -30,6 +31,7 @@ run_stage() {
 for s in $stages; do
 	case $s in
 	lint)	run_stage lint tools/lint.sh ;;
+	unit)	run_stage unit make -C tools/libmroce check ;;
 	kunit)	run_stage kunit kunit/run-kunit.sh ;;
 	guest)	run_stage guest tools/guest/mroce-vm --timeout 1200 -- \
 			tools/tests/run-guest-tests.sh ;;
