@@ -33,7 +33,7 @@ for s in $stages; do
 	lint)	run_stage lint tools/lint.sh ;;
 	unit)	run_stage unit make -C tools/libmroce check ;;
 	kunit)	run_stage kunit kunit/run-kunit.sh ;;
-	guest)	run_stage guest tools/guest/mroce-vm --timeout 1200 -- \
+	guest)	run_stage guest tools/guest/mroce-vm --timeout 2400 -- \
 			tools/tests/run-guest-tests.sh ;;
 	*)	echo "check: unknown stage $s" >&2; failed+=("$s") ;;
 	esac
