@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 300
+#
+# ibv_rc_pingpong (rdma-core) over the RC data path: server in h1 on
+# mroce1, client in h2 on mroce2, RoCE v2 GID of the IPv4 address (-g),
+# 1 B, 4 KiB and 64 KiB messages, busy polling and CQ events (-e), the
+# received buffers validated (-c).  Both sides must exit 0 and report the
+# bytes and iterations exchanged.  MROCE_TEST_TRANSPORT=rxe runs the same
+# against rdma_rxe (one device talking to itself, see rdma-lib.sh).
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
+
+need_cmd ibv_rc_pingpong timeout ss
+setup_rdma_pair
+
+port=18515
+
+# pingpong SIZE ITERS [-e]
+pingpong() {
+	local size=$1 iters=$2 what side f want bl il
+	local -a ev=()
+	[ -n "${3:-}" ] && ev=("$3")
+	what="ibv_rc_pingpong $size B x $iters${3:+ with CQ events (-e)}"
+	port=$((port + 1))
+	run_pair "pingpong-${size}B${3:+-events}" "$port" 90 \
+		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" \
+			-s "$size" -n "$iters" -c "${ev[@]}" -- \
+		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" \
+			-s "$size" -n "$iters" -c "${ev[@]}" "$ADDR_S"
+	pair_ok "$what" || return 1
+	# "<2 x size x iters> bytes in S seconds = R Mbit/sec"
+	# "<iters> iters in S seconds = L usec/iter"
+	want=$((2 * size * iters))
+	for side in server client; do
+		f=$SRV_OUT
+		[ "$side" = client ] && f=$CLI_OUT
+		bl=$(grep -E '^[0-9]+ bytes in ' "$f")
+		il=$(grep -E '^[0-9]+ iters in ' "$f")
+		check_match "$what: $side reports $want bytes" "^$want bytes in " "$bl"
+		check_match "$what: $side reports $iters iters" "^$iters iters in " "$il"
+		check_eq "$what: $side found no invalid data (-c)" "" \
+			"$(grep -i 'invalid data' "$f")"
+	done
+	check_match "$what: client used the GID of $ADDR_C" \
+		"local address: .*GID ::ffff:$ADDR_C" "$(cat "$CLI_OUT")"
+	log "RESULT $what: $(sed -n 's/^[0-9]* bytes in \([0-9.]*\) seconds = \([0-9.]*\) Mbit\/sec.*/\1 s, \2 Mbit\/s/p' "$CLI_OUT"), $(sed -n 's/^[0-9]* iters in [0-9.]* seconds = \([0-9.]*\) usec\/iter.*/\1 usec\/iter/p' "$CLI_OUT")"
+}
+
+pingpong 1 500
+pingpong 4096 200
+pingpong 65536 50
+pingpong 1 500 -e
+pingpong 4096 200 -e
+pingpong 65536 50 -e

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 420
+#
+# perftest over the RC data path: ib_write_bw, ib_read_bw and ib_send_bw
+# with 8 B, 4 KiB and 64 KiB messages, ib_atomic_bw (FETCH_AND_ADD and
+# CMP_AND_SWAP, 8 B), then ib_write_lat, ib_send_lat and ib_read_lat
+# (8 B).  Server in h1 on mroce1, client in h2 on mroce2, RoCE v2 GID of
+# the IPv4 address (-x), perftest's TCP exchange over 192.0.2.1, small
+# iteration counts (the guest is TCG-emulated).  Both sides must exit 0
+# and the client must print a results line for the size and iterations
+# asked; bandwidth, message rate and latency are logged as RESULT lines.
+# MROCE_TEST_TRANSPORT=rxe runs the same against rdma_rxe.
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
+
+need_cmd ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat \
+	ib_send_lat ib_read_lat timeout ss
+setup_rdma_pair
+
+port=18530
+
+# results FILE: perftest's results line (the first numeric line after the
+# "#bytes" header), leading blanks removed
+results() {
+	awk '/#bytes/ { hdr = 1; next }
+	     hdr && $1 ~ /^[0-9]+$/ { sub(/^[ \t]+/, ""); print; exit }' "$1"
+}
+
+# perf TOOL SIZE ITERS [EXTRA_ARGS...]
+perf() {
+	local tool=$1 size=$2 iters=$3 what line name
+	shift 3
+	what="$tool${*:+ $*} -s $size -n $iters"
+	name=$tool-$size
+	[ $# -gt 0 ] && name=$name-${*: -1}
+	port=$((port + 1))
+	run_pair "$name" "$port" 120 \
+		"$tool" -d "$DEV_S" -x "$GID_S" -F -p "$port" -s "$size" \
+			-n "$iters" "$@" -- \
+		"$tool" -d "$DEV_C" -x "$GID_C" -F -p "$port" -s "$size" \
+			-n "$iters" "$@" "$ADDR_S"
+	pair_ok "$what" || return 1
+	line=$(results "$CLI_OUT")
+	check_match "$what: client results line for $size B x $iters" \
+		"^${size}[[:space:]]+${iters}[[:space:]]" "$line" || return 1
+	# shellcheck disable=SC2086  # split the results line into fields
+	set -- $line
+	case "$tool" in
+	*_bw)
+		# #bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]
+		check_match "$what: average bandwidth is a positive number" \
+			'^[0-9]*\.?[0-9]*[1-9][0-9]*\.?[0-9]*$' "$4"
+		log "RESULT $what: BW peak $3 MB/s, average $4 MB/s, msg rate $5 Mpps"
+		;;
+	*_lat)
+		# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+		check_match "$what: typical latency is a number" \
+			'^[0-9]+(\.[0-9]+)?$' "$5"
+		log "RESULT $what: latency min $3 us, typical $5 us, avg $6 us, max $4 us, stdev $7 us, 99% $8 us, 99.9% $9 us"
+		;;
+	esac
+}
+
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	perf "$t" 8 200
+	perf "$t" 4096 200
+	perf "$t" 65536 50
+done
+perf ib_atomic_bw 8 200 -A FETCH_AND_ADD
+perf ib_atomic_bw 8 200 -A CMP_AND_SWAP
+perf ib_write_lat 8 100
+perf ib_send_lat 8 100
+perf ib_read_lat 8 100
