@@ -25,6 +25,7 @@ provider:
 
 tools: provider
 	$(MAKE) -C tools/tests/src
+	$(MAKE) -C tools/mroce-verify
 
 check: all
 	$(CURDIR)/tools/check.sh
@@ -45,3 +46,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools/libmroce clean
 	$(MAKE) -C tools/tests/src clean
+	$(MAKE) -C tools/mroce-verify clean
