@@ -435,29 +435,58 @@ static enum ib_wc_status mroce_req_ud(struct mroce_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-static bool mroce_req_run_ud(struct mroce_qp *qp)
+/*
+ * The producer index if the SQ holds a WQE not fetched yet, else 0 with
+ * *@empty set.  On an empty ring the requester asks for a doorbell
+ * (NEED_KICK) and looks once more: a WQE published meanwhile is either
+ * seen now or announced by the doorbell.
+ */
+static u32 mroce_sq_poll(struct mroce_qp *qp, bool *empty)
 {
 	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
-	int budget = MROCE_TX_BUDGET;
-	bool failed = false;
 	u32 prod;
+
+	/* pairs with the producer's release of prod */
+	prod = smp_load_acquire(&hdr->prod);
+	*empty = false;
+	if (prod != qp->sq.head)
+		return prod;
+	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
+	/* flag store before the prod load; the producer orders them the
+	 * other way round
+	 */
+	smp_mb();
+	prod = smp_load_acquire(&hdr->prod);	/* as above */
+	if (prod == qp->sq.head) {
+		*empty = true;
+		return 0;
+	}
+	WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
+	return prod;
+}
+
+/* The requester starts: no doorbell needed until it stops again. */
+static void mroce_sq_busy(struct mroce_qp *qp)
+{
+	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
 
 	WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
 	smp_mb();	/* clear the flag before looking at prod */
+}
 
+static bool mroce_req_run_ud(struct mroce_qp *qp)
+{
+	int budget = MROCE_TX_BUDGET;
+	bool failed = false, empty;
+	u32 prod;
+
+	mroce_sq_busy(qp);
 	while (budget--) {
 		struct mroce_swqe *sw;
 
-		/* pairs with the producer's release of prod */
-		prod = smp_load_acquire(&hdr->prod);
-		if (prod == qp->sq.head) {
-			WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
-			smp_mb();	/* as in mroce_req_run() */
-			if (READ_ONCE(hdr->prod) == qp->sq.head)
-				return failed;
-			WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
-			continue;
-		}
+		prod = mroce_sq_poll(qp, &empty);
+		if (empty)
+			return failed;
 		if (prod - qp->sq.tail > qp->sq.ring.num_slots)
 			return true;
 		sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
@@ -478,34 +507,18 @@ static bool mroce_req_run_ud(struct mroce_qp *qp)
 /* The requester proper.  Under sq.lock, softirq. */
 static bool mroce_req_run(struct mroce_qp *qp)
 {
-	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
 	int budget = MROCE_TX_BUDGET;
-	bool failed = false;
+	bool failed = false, empty;
 	u32 prod;
 
-	WRITE_ONCE(hdr->flags, hdr->flags & ~MROCE_RING_F_NEED_KICK);
-	smp_mb();	/* clear the flag before looking at prod */
-
+	mroce_sq_busy(qp);
 	while (!qp->sq.rnr_wait) {
 		struct mroce_swqe *sw;
 
 		if (qp->sq.cur == qp->sq.head) {
-			/* pairs with the producer's release of prod */
-			prod = smp_load_acquire(&hdr->prod);
-			if (prod == qp->sq.head) {
-				/* empty: ask for a doorbell, then look again */
-				WRITE_ONCE(hdr->flags,
-					   hdr->flags | MROCE_RING_F_NEED_KICK);
-				/* flag store before the prod load; the
-				 * producer orders them the other way round
-				 */
-				smp_mb();
-				if (READ_ONCE(hdr->prod) == qp->sq.head)
-					break;
-				WRITE_ONCE(hdr->flags, hdr->flags &
-					   ~MROCE_RING_F_NEED_KICK);
-				continue;
-			}
+			prod = mroce_sq_poll(qp, &empty);
+			if (empty)
+				break;
 			if (prod - qp->sq.tail > qp->sq.ring.num_slots) {
 				/* the process overran its ring */
 				sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
