@@ -43,6 +43,7 @@
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
 #define MROCE_ACK_EVERY		16	/* packets between ACKs */
 #define MROCE_DUPTHRESH		3	/* later PSNs SACKed: a hole is lost */
+#define MROCE_DUPTHRESH_MAX	128	/* ... once reordering has been seen */
 
 /*
  * Bytes a MetaRoCE packet needs around its payload, worst case: IPv6 + UDP
@@ -82,6 +83,7 @@ enum mroce_counter {
 	MROCE_CNT_RETX_PKTS,
 	MROCE_CNT_RTO_EVENTS,
 	MROCE_CNT_RETX_SACK,
+	MROCE_CNT_RETX_SPURIOUS,
 	MROCE_CNT_RNR_NAKS_RCVD,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
@@ -305,6 +307,9 @@ struct mroce_qp {
 		u64 read_seen[MROCE_WINDOW];	/* READ chunk segments */
 		unsigned long sacked[BITS_TO_LONGS(MROCE_WINDOW)];
 		unsigned long retx[BITS_TO_LONGS(MROCE_WINDOW)]; /* SACK-resent */
+		/* resent at least once since the PSN took the slot */
+		unsigned long resent[BITS_TO_LONGS(MROCE_WINDOW)];
+		u32 dupthresh;		/* grows with reordering seen */
 		u64 last_progress;	/* jiffies of the last ACK progress */
 		struct mroce_rto rto;
 		u32 rnr_left;

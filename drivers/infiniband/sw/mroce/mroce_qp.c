@@ -148,6 +148,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   ib_mtu_enum_to_int(IB_MTU_1024) :
 		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
 	mroce_rto_init(&qp->sq.rto);
+	qp->sq.dupthresh = MROCE_DUPTHRESH;
 	qp->mdev->cc->init(&qp->sq.cc);
 
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
@@ -264,6 +265,8 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	mroce_rto_init(&qp->sq.rto);
 	bitmap_zero(qp->sq.sacked, MROCE_WINDOW);
 	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
+	bitmap_zero(qp->sq.resent, MROCE_WINDOW);
+	qp->sq.dupthresh = MROCE_DUPTHRESH;
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;
 	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;

@@ -255,6 +255,9 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 		/* a new PSN in this window slot: nothing known about it yet */
 		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.sacked);
 		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.retx);
+		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.resent);
+	} else {
+		set_bit(pi.psn % MROCE_WINDOW, qp->sq.resent);
 	}
 	skb = mroce_pkt_alloc(qp, len);
 	if (!skb) {
@@ -660,16 +663,17 @@ static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 }
 
 /*
- * SACK loss recovery: a request PSN with at least MROCE_DUPTHRESH later
- * PSNs selectively acknowledged is lost (one path keeps order), so it is
- * resent once; if that copy is lost too, the RTO takes over.
+ * SACK loss recovery: a request PSN with at least dupthresh later PSNs
+ * selectively acknowledged is lost, so it is resent once; if that copy is
+ * lost too, the RTO takes over.  dupthresh starts at MROCE_DUPTHRESH (one
+ * path keeps order) and doubles whenever a resend turns out spurious.
  */
 static void mroce_req_sack_recover(struct mroce_qp *qp, u32 highest_sacked)
 {
 	u32 p, k;
 
 	for (p = qp->sq.snd_una;
-	     mroce_psn_fwd(p, highest_sacked) >= MROCE_DUPTHRESH &&
+	     mroce_psn_fwd(p, highest_sacked) >= qp->sq.dupthresh &&
 	     mroce_psn_before(p, highest_sacked);
 	     p = mroce_psn_add(p, 1)) {
 		struct mroce_swqe *sw;
@@ -776,6 +780,19 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
 		return;
 	}
+	/*
+	 * The ACK answers a duplicate of a PSN we resent: both copies got
+	 * there, the resend was spurious (reordering, not loss).  Demand
+	 * more evidence before the next one.
+	 */
+	if (pi->rx_count && test_bit(pi->echo_psn % MROCE_WINDOW, qp->sq.resent) &&
+	    mroce_psn_fwd(pi->echo_psn, qp->sq.psn) <= MROCE_WINDOW &&
+	    (mroce_psn_before(pi->echo_psn, qp->sq.snd_una) ||
+	     test_bit(pi->echo_psn % MROCE_WINDOW, qp->sq.sacked))) {
+		clear_bit(pi->echo_psn % MROCE_WINDOW, qp->sq.resent);
+		mroce_count(qp->mdev, MROCE_CNT_RETX_SPURIOUS, 1);
+		qp->sq.dupthresh = min(qp->sq.dupthresh * 2, MROCE_DUPTHRESH_MAX);
+	}
 	/* the echoed timestamp is this transmission's: always a valid RTT */
 	if (pi->rx_count) {
 		u32 rtt = mroce_now_us() - pi->echo_ts - pi->ack_delay_us;
@@ -793,6 +810,9 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		if (mroce_psn_before(psn, qp->sq.snd_una))
 			continue;
 		if (mroce_wire_sack_test(pi->sack, i)) {
+			/* new data reached the peer: it is alive */
+			if (!test_bit(psn % MROCE_WINDOW, qp->sq.sacked))
+				qp->sq.last_progress = get_jiffies_64();
 			set_bit(psn % MROCE_WINDOW, qp->sq.sacked);
 			highest = psn;
 			sacks = true;
@@ -817,6 +837,8 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	switch (pi->nak_code) {
 	case MROCE_NAK_RNR:
 		mroce_count(qp->mdev, MROCE_CNT_RNR_NAKS_RCVD, 1);
+		/* the responder answers: RNR retries are counted separately */
+		qp->sq.last_progress = get_jiffies_64();
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
 		if (!sw)
 			return false;

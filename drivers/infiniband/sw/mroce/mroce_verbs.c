@@ -170,6 +170,7 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RETX_PKTS].name = "retx_pkts",
 	[MROCE_CNT_RTO_EVENTS].name = "rto_events",
 	[MROCE_CNT_RETX_SACK].name = "retx_sack",
+	[MROCE_CNT_RETX_SPURIOUS].name = "retx_spurious",
 	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };

@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 1200
+#
+# Reliability on a lossy, reordering, duplicating, corrupting link
+# (tc netem on both veth ends, so data and acknowledgments suffer):
+# mroce-verify must move its data with every byte, completion and
+# immediate right, and the counters must show selective retransmission,
+# not go-back-N: retransmitted packets stay close to the packets netem
+# dropped, and reordering alone causes almost no retransmission.
+. "$(dirname "$0")/../lib.sh"
+
+need_cmd rdma tc
+export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
+V=$MROCE_TOP/tools/mroce-verify/mroce-verify
+[ -x "$V" ] || fail "$V not built (make tools)"
+ITERS=${MROCE_LOSSY_ITERS:-60}
+
+load_mroce
+on_exit 'topo_clean; unload_mroce'
+topo_pair
+require "mroce1 on veth1" in_h1 rdma link add mroce1 type mroce netdev veth1
+require "mroce2 on veth2" in_h2 rdma link add mroce2 type mroce netdev veth2
+sleep 0.5
+gidx=$(grep -lx 0000:0000:0000:0000:0000:ffff:c000:0201 \
+	/sys/class/infiniband/mroce1/ports/1/gids/* | head -n 1)
+gidx=${gidx##*/}
+require "IPv4 GID of mroce1" test -n "$gidx"
+
+counter() {	# counter DEV NAME
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		grep -A1 -x "$2" | tail -n 1
+}
+sum2() { echo $(( $(counter mroce1 "$1") + $(counter mroce2 "$1") )); }
+drops() {	# netem drops on both ends
+	local a b
+	a=$(in_h1 tc -s qdisc show dev veth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
+	b=$(in_h2 tc -s qdisc show dev veth2 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
+	echo $(( ${a:-0} + ${b:-0} ))
+}
+
+# scenario NAME NETEM...: run mroce-verify with NETEM on both ends;
+# sets RETX, DROPS, TXP (packets sent) for the checks that follow.
+scenario() {
+	local name=$1 r0 t0 rc srv
+	shift
+	in_h1 tc qdisc replace dev veth1 root netem "$@"
+	in_h2 tc qdisc replace dev veth2 root netem "$@"
+	r0=$(sum2 retx_pkts)
+	t0=$(sum2 tx_pkts)
+	in_h1 taskset -c 0 timeout 240 "$V" -d mroce1 -g "$gidx" --server \
+		-n "$ITERS" --seed 7 --strict >"/tmp/$name.server" 2>&1 &
+	srv=$!
+	sleep 1
+	in_h2 taskset -c 1 timeout 240 "$V" -d mroce2 -g "$gidx" \
+		--client 192.0.2.1 -n "$ITERS" --seed 7 --strict \
+		>"/tmp/$name.client" 2>&1
+	rc=$?
+	wait $srv
+	rc=$((rc + $?))
+	RETX=$(( $(sum2 retx_pkts) - r0 ))
+	TXP=$(( $(sum2 tx_pkts) - t0 ))
+	DROPS=$(drops)
+	tail -n 1 "/tmp/$name.client"
+	log "$name ($*): sent $TXP, netem dropped $DROPS, retransmitted $RETX," \
+	    "spurious $(sum2 retx_spurious), RTOs $(sum2 rto_events)"
+	check_eq "$name: every byte, completion and error as expected" 0 "$rc"
+	[ "$rc" = 0 ] || tail -n 5 "/tmp/$name.client" "/tmp/$name.server"
+	in_h1 tc qdisc del dev veth1 root
+	in_h2 tc qdisc del dev veth2 root
+}
+
+# no go-back-N: at most 1.5 retransmissions per drop, plus a little for
+# READ/ATOMIC responses that were lost (their requests are resent)
+not_gbn() {
+	check "$1: retransmitted $RETX <= 1.5 x $DROPS dropped + 20" \
+		test "$RETX" -le $(( DROPS * 3 / 2 + 20 ))
+}
+
+for loss in 1 5 10; do
+	scenario "loss$loss" loss "$loss%"
+	check "loss$loss: netem dropped packets" test "$DROPS" -gt 0
+	not_gbn "loss$loss"
+done
+
+scenario reorder delay 1ms reorder 25%
+check "reorder only: retransmitted $RETX <= 2% of $TXP packets" \
+	test $(( RETX * 50 )) -le "$TXP"
+
+scenario duplicate duplicate 2%
+check "duplicates recognised (rx_dup_pkts > 0)" \
+	test "$(sum2 rx_dup_pkts)" -gt 0
+
+csum0=$(in_h1 cat /proc/net/snmp | awk '/^Udp: [0-9]/ {print $8}')
+scenario corrupt corrupt 0.5%
+csum1=$(in_h1 cat /proc/net/snmp | awk '/^Udp: [0-9]/ {print $8}')
+check "corrupted packets caught by the UDP checksum (InCsumErrors $csum0 -> $csum1)" \
+	test "$csum1" -gt "$csum0"
+
+scenario combined loss 2% duplicate 1% corrupt 0.2% delay 1ms reorder 10%
+not_gbn combined
