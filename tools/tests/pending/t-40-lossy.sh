@@ -65,7 +65,8 @@ scenario() {
 	log "$name ($*): sent $TXP, netem dropped $DROPS, retransmitted $RETX," \
 	    "spurious $(sum2 retx_spurious), RTOs $(sum2 rto_events)"
 	check_eq "$name: every byte, completion and error as expected" 0 "$rc"
-	[ "$rc" = 0 ] || tail -n 5 "/tmp/$name.client" "/tmp/$name.server"
+	[ "$rc" = 0 ] || grep -h "MISMATCH\|FAIL" "/tmp/$name.client" \
+		"/tmp/$name.server" | head -n 20
 	in_h1 tc qdisc del dev veth1 root
 	in_h2 tc qdisc del dev veth2 root
 }

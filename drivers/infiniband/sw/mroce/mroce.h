@@ -333,6 +333,7 @@ struct mroce_qp {
 		u32 rq_done;		/* next rq_seq to complete */
 		u32 msn;
 		u32 since_ack;
+		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
 		struct mroce_atomic_res *atomic_res;
 		u32 atomic_next;
 	} rq;

@@ -278,6 +278,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->rq.rq_done = 0;
 	qp->rq.msn = 0;
 	qp->rq.since_ack = 0;
+	qp->rq.fatal_nak = 0;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
 	qp->rq.ring.hdr->prod = 0;
 	qp->rq.ring.hdr->cons = 0;

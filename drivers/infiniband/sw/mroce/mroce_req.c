@@ -721,6 +721,22 @@ void mroce_req_rto(struct timer_list *t)
 	/* the oldest only; SACKs that follow recover the rest */
 	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
 	mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
+	/*
+	 * Everything outstanding is SACKed but not cumulatively
+	 * acknowledged (the ACK that would say so was lost): resend the
+	 * oldest anyway, its duplicate makes the peer ACK at once.
+	 */
+	if (mroce_psn_before(qp->sq.snd_una, qp->sq.psn) &&
+	    test_bit(qp->sq.snd_una % MROCE_WINDOW, qp->sq.sacked)) {
+		struct mroce_swqe *sw;
+		u32 k;
+
+		sw = mroce_sq_find(qp, qp->sq.snd_una, &k);
+		if (sw)
+			mroce_req_xmit(qp, qp->sq.slot_wqe[qp->sq.snd_una %
+							   MROCE_WINDOW],
+				       k, true);
+	}
 	mroce_rto_expired(&qp->sq.rto);
 	mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
 out:

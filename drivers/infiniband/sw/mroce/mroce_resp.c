@@ -272,6 +272,7 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 			nak = mroce_resp_atomic(qp, s, psn);
 		if (nak) {
 			/* all before @psn arrived and completed: report it */
+			qp->rq.fatal_nak = nak;
 			mroce_resp_ack(qp, trig, nak, psn, 0);
 			if (s->opcode == MROCE_OP_SEND ||
 			    s->opcode == MROCE_OP_SEND_IMM ||
@@ -386,12 +387,16 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	struct mroce_rslot *s;
 	bool failed = false;
 	int nak = 0;
-	u32 d;
+	u32 d, epsn;
 
 	spin_lock(&qp->rq.lock);
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
 	    qp->state != IB_QPS_SQD) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+		/* the fatal NAK may have been lost: the requester resends */
+		if (qp->state == IB_QPS_ERR && qp->rq.fatal_nak &&
+		    pi->src_qpn == qp->dest_qpn)
+			mroce_resp_ack(qp, pi, qp->rq.fatal_nak, qp->rq.epsn, 0);
 		goto out;
 	}
 	if (pi->src_qpn != qp->dest_qpn) {
@@ -453,11 +458,18 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		break;
 	}
 	set_bit(pi->psn % MROCE_WINDOW, qp->rq.seen);
+	epsn = qp->rq.epsn;
 	failed = mroce_resp_advance(qp, pi);
 	if (failed)
 		goto out;
+	/*
+	 * ACK when asked to, on a gap, every few packets, and whenever ePSN
+	 * moved past more than this packet: the requester only knows the
+	 * later PSNs as SACKed and cannot complete them until told.
+	 */
 	if (d || (pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
-	    qp->rq.since_ack >= MROCE_ACK_EVERY)
+	    qp->rq.since_ack >= MROCE_ACK_EVERY ||
+	    mroce_psn_fwd(epsn, qp->rq.epsn) > 1)
 		mroce_resp_ack(qp, pi, 0, 0, 0);
 out:
 	spin_unlock(&qp->rq.lock);
