@@ -42,6 +42,9 @@ guest-test: all
 demo: all
 	$(GUEST) -- tools/demo.sh
 
+bench: all
+	$(CURDIR)/tools/bench/run-bench.sh
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools/libmroce clean

@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# run-bench.sh - mroce vs rdma_rxe vs raw kernel TCP/UDP, side by side, in
+# one run (`make bench`).  Everything runs in throw-away qemu guests
+# (tools/guest/mroce-vm); nothing touches the host's network.
+#
+# Usage: tools/bench/run-bench.sh [OPTIONS]
+#        make bench [BENCH_ARGS="OPTIONS"]
+#
+# Three paths, one after the other:
+#   pair    two guests, one vCPU each, joined by a virtio-net NIC on a qemu
+#           dgram netdev over AF_UNIX sockets (198.51.100.1/.2).  Both guests
+#           have rdma_rxe (rxe0) and mroce (mroce0) on that NIC in the root
+#           netns (rxe only works in init_net), so mroce, rxe, iperf3 TCP/UDP
+#           and a UDP ping-pong all use the same link.  Guest A serves
+#           (tools/bench/bench.py agent), guest B drives the clients.
+#   loop    one guest, two vCPUs, rxe0 and mroce0 on dummy0 in the root
+#           netns; client and server QPs on the same device (rxe short-cuts
+#           its loopback, mroce goes through UDP on lo).  Only the target
+#           scenarios: write_bw 64 KiB, send_bw 64 B, write/send_lat 8 B.
+#           This is the one place both run in one guest with pinned CPUs.
+#   single  the same guest, netns h1/h2 joined by veth: mroce and raw
+#           TCP/UDP (rxe cannot run between netns).
+#   In the one guest the server is pinned to CPU 0 and the client to CPU 1
+#   (taskset semantics) for every test.
+# Scenarios (per path): ib_write_bw / ib_send_bw / ib_read_bw at 64 B, 4 KiB,
+# 64 KiB (Gb/s and message rate; iperf3 TCP with that write size and UDP
+# with min(size, 1472) B datagrams as raw references), ib_write_lat and
+# ib_send_lat at 8 B (typical, average, p99; raw: udp_pingpong), write_bw
+# 64 KiB goodput under netem loss 0.1/1/5/10 % on the client's egress as a
+# fraction of lossless (raw: iperf3 TCP), guest CPU seconds (kernel
+# and total, both ends, from /proc/stat over the measured window) per GB.
+# Each scenario repeats --repeat times, the transports interleaved (order
+# rotates per repetition); cells show median (min-max).  Bandwidth runs use
+# perftest's duration mode (-D, measured window D - 2*margin); Gb/s comes
+# from whichever of perftest's MiB/s (2 decimals) or Mpps (6 decimals) is
+# more precise; iperf3 prints kbit/s (-f k): TCP = sender over the window
+# after -O, UDP = receiver.  Loss fractions divide by the median of all
+# lossless write_bw 64 KiB runs (the bw rows' and the sweep's 0 % level,
+# which has netem loss 0 % so the qdisc is the same).  For every run the
+# host CPU used by processes other than this run's qemus is recorded (host
+# /proc/stat minus the qemus' utime+stime, sampled on events the driver
+# writes to the results share).
+#
+# Options:
+#   --smoke            CI smoke test (< 2 min): pair path only, write_bw 64 KiB
+#                      for mroce, rxe, TCP and UDP, one repetition; exits 0
+#                      only if the table has mroce, rxe and raw values
+#   --repeat N         repetitions per scenario (default 3)
+#   --loss-repeat N    repetitions of the loss sweep (default 1)
+#   --duration S       perftest -D (default 3: a 1 s measured window); iperf3
+#                      TCP runs D - 2*margin s after margin s of warm-up
+#   --margin S         perftest -f, iperf3 -O (default 1)
+#   --loss-duration S  perftest -D of the loss sweep (default 4: 2 s window)
+#   --lat-iters N      latency iterations (default 500)
+#   --sizes LIST       bw message sizes (default 64,4k,64k)
+#   --verbs LIST       bw verbs (default write,send,read)
+#   --single-verbs LIST  bw verbs on the single path (default write; the
+#                      target there is write_bw vs TCP; "" = --verbs)
+#   --lat-verbs LIST   latency verbs (default write,send; "" for none)
+#   --loss LIST        loss rates in % (default 0.1,1,5,10; "" for none)
+#   --paths LIST       pair,loop,single (default all three)
+#   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536')
+#   --out DIR          results folder (default build/bench/<timestamp>)
+#   --timeout SEC      per-guest timeout (default 1500)
+#   --nice N           run every test process at nice N (default 0); e.g. 19
+#                      lets ksoftirqd preempt busy-pollers at once instead of
+#                      at the next tick
+#   --no-charts        skip gnuplot
+#   -h, --help         this text
+# BENCH_ARGS in the environment is prepended to the options (make bench
+# BENCH_ARGS="--repeat 1").
+#
+# Needs: the built tree (make all: mroce.ko, tools/libmroce), qemu, perftest,
+# iperf3, rdma-core, iproute2, python3, cc, gnuplot (charts only).
+#
+# Output (in the results folder): summary.md (the table, also printed),
+# summary.json (rows, every run, targets, metadata), charts/*.png,
+# meta.json, hostmon.jsonl, pair-a/ pair-b/ single/ single/loop/ (the guests' /results:
+# runs.jsonl, plan.json, guest-env.txt, stats-*.txt, dmesg.log), *.console (guest
+# consoles), bin/ (the mroce.ko and provider copies that were measured).
+# build/bench/latest points at the newest folder.
+#
+# Exit status: 0 when the table is filled (pair: mroce, rxe and a raw value
+# in one row; single only: mroce and raw), 1 otherwise, 2 on bad usage.
+set -euo pipefail
+
+ME=run-bench
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+TOP=$(cd "$HERE/../.." && pwd -P)
+VM=$TOP/tools/guest/mroce-vm
+PY=/usr/bin/python3
+
+die() { echo "$ME: $*" >&2; exit 2; }
+say() { echo "$ME: $*"; }
+usage() { sed -n '4,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+SMOKE=0 REPEAT=3 LOSS_REPEAT=1 DURATION=3 MARGIN=1 LAT_ITERS=500 NICE=0
+LOSS_DURATION=4 SINGLE_VERBS=write
+SIZES=64,4k,64k VERBS=write,send,read LAT_VERBS=write,send LOSS=0.1,1,5,10
+PATHS=pair,loop,single ONLY='' OUT='' TIMEOUT=1500 CHARTS=1
+
+# shellcheck disable=SC2086  # BENCH_ARGS is a word list on purpose
+set -- ${BENCH_ARGS:-} "$@"
+need() { [ $# -ge 2 ] || die "option $1 needs an argument"; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--smoke) SMOKE=1; shift ;;
+	--repeat) need "$@"; REPEAT=$2; shift 2 ;;
+	--loss-repeat) need "$@"; LOSS_REPEAT=$2; shift 2 ;;
+	--duration) need "$@"; DURATION=$2; shift 2 ;;
+	--margin) need "$@"; MARGIN=$2; shift 2 ;;
+	--lat-iters) need "$@"; LAT_ITERS=$2; shift 2 ;;
+	--loss-duration) need "$@"; LOSS_DURATION=$2; shift 2 ;;
+	--single-verbs) need "$@"; SINGLE_VERBS=$2; shift 2 ;;
+	--sizes) need "$@"; SIZES=$2; shift 2 ;;
+	--verbs) need "$@"; VERBS=$2; shift 2 ;;
+	--lat-verbs) need "$@"; LAT_VERBS=$2; shift 2 ;;
+	--loss) need "$@"; LOSS=$2; shift 2 ;;
+	--paths) need "$@"; PATHS=$2; shift 2 ;;
+	--only) need "$@"; ONLY=$2; shift 2 ;;
+	--out) need "$@"; OUT=$2; shift 2 ;;
+	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
+	--nice) need "$@"; NICE=$2; shift 2 ;;
+	--no-charts) CHARTS=0; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+done
+if [ "$SMOKE" = 1 ]; then
+	REPEAT=1 LOSS_REPEAT=1 DURATION=3 MARGIN=1 SIZES=64k VERBS=write LAT_VERBS=''
+	LOSS='' PATHS=pair TIMEOUT=240
+fi
+for v in REPEAT LOSS_REPEAT DURATION LOSS_DURATION LAT_ITERS TIMEOUT; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v,,} wants a positive number"
+done
+[[ $NICE =~ ^-?[0-9]+$ ]] || die "--nice wants a number"
+if ! [[ $MARGIN =~ ^[0-9]+$ ]] || [ $((DURATION - 2 * MARGIN)) -lt 1 ]; then
+	die "--duration must exceed 2 * --margin"
+fi
+[[ ,$PATHS, =~ ,(pair|single|loop), ]] || die "--paths wants pair, loop and/or single"
+export MROCE_BENCH_PATHS=$PATHS MROCE_BENCH_SINGLE_VERBS=$SINGLE_VERBS
+
+# ------------------------------------------------------------- the tree
+KO=$TOP/drivers/infiniband/sw/mroce/mroce.ko
+PROV=
+for f in "$TOP"/tools/libmroce/libmroce-rdmav*.so; do [ -f "$f" ] && PROV=$f; done
+[ -f "$KO" ] || die "$KO not found: run make first (make bench does)"
+[ -n "$PROV" ] || die "tools/libmroce/libmroce-rdmav*.so not found: run make first"
+for c in qemu-system-x86_64 ib_write_bw iperf3 cc "$PY"; do
+	command -v "$c" >/dev/null || die "$c not found (see tools/packages.txt)"
+done
+
+OUT=${OUT:-$TOP/build/bench/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT/bin"
+OUT=$(cd "$OUT" && pwd -P)
+case "$OUT/" in "$TOP"/*) ;; *) die "--out must be inside $TOP (the guests see only the project tree)" ;; esac
+START=$(date +%s)
+
+# Copies of what is measured: others may rebuild the tree meanwhile.
+cp "$KO" "$OUT/bin/mroce.ko"
+cp "$PROV" "$OUT/bin/libmroce-${PROV##*/libmroce-}"
+cc -O2 -Wall -o "$OUT/bin/udp_pingpong" "$HERE/udp_pingpong.c"
+export MROCE_BENCH_BIN=$OUT/bin
+
+# ------------------------------------------------------------- metadata
+commit=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+modcommit=$(git -C "$TOP" log -1 --format=%h -- drivers uapi tools/libmroce Kbuild 2>/dev/null || true)
+dirty=$(git -C "$TOP" status --porcelain -- drivers uapi tools/libmroce Kbuild 2>/dev/null |
+	awk '{ print $2 }' | paste -sd' ' -)
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$("$TOP/tools/kdir.sh")/include/generated/utsrelease.h" 2>/dev/null || true)
+qemuv=$(qemu-system-x86_64 --version | head -n 1)
+kosha=$(sha256sum <"$OUT/bin/mroce.ko" | cut -d' ' -f1)
+srcv=$(modinfo -F srcversion "$OUT/bin/mroce.ko" 2>/dev/null || true)
+COMMIT=$commit MODCOMMIT=$modcommit DIRTY=$dirty KVER=$kver META=$OUT/meta.json QEMUV=$qemuv KOSHA=$kosha SRCV=$srcv \
+PARAMS="$REPEAT $LOSS_REPEAT $DURATION $MARGIN $LAT_ITERS $SIZES $VERBS ${LAT_VERBS:-none} ${LOSS:-none} $PATHS $SMOKE $NICE $LOSS_DURATION ${SINGLE_VERBS:-none}" \
+"$PY" - <<'EOF'
+import json, os, time
+e = os.environ
+p = e["PARAMS"].split()
+meta = {
+    "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+    "commit": e["COMMIT"], "module_commit": e["MODCOMMIT"], "dirty": e["DIRTY"],
+    "ko_sha256": e["KOSHA"],
+    "ko_srcversion": e["SRCV"], "guest_kernel": e["KVER"], "qemu": e["QEMUV"],
+    "host_cpus": os.cpu_count(),
+    "host_cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                            if l.startswith("model name")), "?"),
+    "params": {"repeat": int(p[0]), "loss_repeat": int(p[1]), "duration": int(p[2]),
+               "margin": int(p[3]), "lat_iters": int(p[4]), "sizes": p[5], "verbs": p[6],
+               "lat_verbs": p[7], "loss": p[8], "paths": p[9], "smoke": p[10] == "1",
+               "nice": int(p[11]), "loss_duration": int(p[12]),
+               "single_verbs": "" if p[13] == "none" else p[13],
+               "loss_size": 65536, "udp_max": 1472},
+}
+json.dump(meta, open(e["META"], "w"), indent=1)
+EOF
+ln -sfn "$OUT" "$TOP/build/bench/latest" 2>/dev/null || true
+say "results in $OUT (module commit $commit${dirty:+, uncommitted: $dirty})"
+
+DRIVE=(--repeat "$REPEAT" --loss-repeat "$LOSS_REPEAT" --duration "$DURATION"
+	--margin "$MARGIN" --lat-iters "$LAT_ITERS" --sizes "$SIZES" --verbs "$VERBS"
+	--lat-verbs "$LAT_VERBS" --loss "$LOSS" --nice "$NICE" --loss-duration "$LOSS_DURATION")
+[ -n "$ONLY" ] && DRIVE+=(--only "$ONLY")
+
+# ------------------------------------------------------------- host monitor
+SOCKDIR=
+HMPID=
+APID=
+# shellcheck disable=SC2317  # invoked by trap
+cleanup() {
+	set +e
+	touch "$OUT/.stop"
+	[ -n "$APID" ] && kill -TERM "$APID" 2>/dev/null
+	[ -n "$HMPID" ] && { kill -TERM "$HMPID" 2>/dev/null; wait "$HMPID" 2>/dev/null; }
+	[ -n "$SOCKDIR" ] && rm -rf "$SOCKDIR"
+	rm -f "$OUT/.stop"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+mkdir -p "$OUT/pair-a" "$OUT/pair-b" "$OUT/single"
+rm -f "$OUT/.stop"
+"$PY" "$HERE/bench.py" hostmon --out "$OUT/hostmon.jsonl" --tag "$OUT" \
+	--stop-file "$OUT/.stop" "$OUT/pair-b/ev" "$OUT/single/ev" "$OUT/single/loop/ev" &
+HMPID=$!
+
+RC=0
+# ------------------------------------------------------------- pair
+if [[ ,$PATHS, == *,pair,* ]]; then
+	SOCKDIR=$(mktemp -d "${TMPDIR:-/tmp}/mroce-bench.XXXXXX")
+	say "pair: booting guests A and B (1 vCPU each, dgram link $SOCKDIR)"
+	"$VM" --batch --smp 1 --mem 1G --timeout "$TIMEOUT" --results "$OUT/pair-a" \
+		--nic-dgram "$SOCKDIR/a,$SOCKDIR/b" -- "$HERE/guest.sh" pair-a \
+		>"$OUT/pair-a.console" 2>&1 &
+	APID=$!
+	set +e
+	"$VM" --batch --smp 1 --mem 1G --timeout "$TIMEOUT" --results "$OUT/pair-b" \
+		--nic-dgram "$SOCKDIR/b,$SOCKDIR/a" -- "$HERE/guest.sh" pair-b "${DRIVE[@]}" \
+		2>&1 | tee "$OUT/pair-b.console"
+	brc=${PIPESTATUS[0]}
+	set -e
+	# A's agent exits when B says quit or goes away; give it a moment.
+	for _ in $(seq 60); do kill -0 "$APID" 2>/dev/null || break; sleep 1; done
+	kill -TERM "$APID" 2>/dev/null || true
+	arc=0
+	wait "$APID" || arc=$?
+	APID=
+	[ "$brc" = 0 ] || { say "pair: guest B exited $brc"; RC=1; }
+	[ "$arc" = 0 ] || { say "pair: guest A exited $arc (see $OUT/pair-a.console)"; RC=1; }
+	rm -rf "$SOCKDIR"
+	SOCKDIR=
+fi
+
+# ------------------------------------------------------------- single
+if [[ ,$PATHS, == *,single,* || ,$PATHS, == *,loop,* ]]; then
+	say "single/loop: booting one guest (2 vCPUs: netns h1/h2 over veth, then loopback)"
+	set +e
+	"$VM" --batch --smp 2 --timeout "$TIMEOUT" --results "$OUT/single" \
+		-- "$HERE/guest.sh" single "${DRIVE[@]}" 2>&1 | tee "$OUT/single.console"
+	src=${PIPESTATUS[0]}
+	set -e
+	[ "$src" = 0 ] || { say "single/loop: guest exited $src"; RC=1; }
+fi
+
+touch "$OUT/.stop"
+wait "$HMPID" 2>/dev/null || true
+HMPID=
+ELAPSED=$(($(date +%s) - START))
+"$PY" - "$OUT/meta.json" "$ELAPSED" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+s = int(sys.argv[2])
+m["elapsed"] = f"{s // 60} min {s % 60} s"
+m["elapsed_s"] = s
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+EOF
+
+REPORT=(--require-filled)
+[ "$CHARTS" = 1 ] || REPORT+=(--no-charts)
+if ! "$PY" "$HERE/bench.py" report "${REPORT[@]}" "$OUT"; then
+	RC=1
+fi
+say "done in $((ELAPSED / 60)) min $((ELAPSED % 60)) s: $OUT/summary.md"
+[ "$RC" = 0 ] || say "FAILED (see the consoles and runs.jsonl in $OUT)"
+exit "$RC"
