@@ -5,6 +5,7 @@
 #   make            kernel module (against KDIR), rdma-core provider, tools
 #   make check      lint + KUnit + guest tests (what CI runs)
 #   make demo       boot the test guest, make two hosts, add mroce devices
+#   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #
 # KDIR defaults to the running kernel's build dir, else the newest
 # installed Debian linux-headers-*-amd64.  W=1 and C=1 pass through to
@@ -13,7 +14,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools check lint kunit guest-test demo clean
+.PHONY: all modules provider tools check lint kunit guest-test demo bench clean
 
 all: modules provider tools
 
