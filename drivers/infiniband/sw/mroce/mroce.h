@@ -217,7 +217,6 @@ struct mroce_swqe {
 	u32 msn;
 	u32 rq_seq;
 	u32 sent;			/* packets sent at least once */
-	u32 acked;			/* PSNs acknowledged */
 	u32 read_segs;			/* READ: segments in all, received */
 	u32 read_got;
 	u64 atomic_orig;
@@ -314,7 +313,6 @@ struct mroce_qp {
 		struct mroce_rto rto;
 		u32 rnr_left;
 		bool rnr_wait;
-		bool error;
 		struct timer_list rto_timer;
 		struct timer_list rnr_timer;
 		struct tasklet_struct task;
@@ -331,7 +329,6 @@ struct mroce_qp {
 		unsigned long seen[BITS_TO_LONGS(MROCE_WINDOW)];
 		struct mroce_rslot slot[MROCE_WINDOW];
 		u32 rq_done;		/* next rq_seq to complete */
-		u32 msn;
 		u32 since_ack;
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
 		struct mroce_atomic_res *atomic_res;

@@ -261,7 +261,6 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.rq_seq = 0;
 	qp->sq.rd_atomic = 0;
 	qp->sq.rnr_wait = false;
-	qp->sq.error = false;
 	mroce_rto_init(&qp->sq.rto);
 	bitmap_zero(qp->sq.sacked, MROCE_WINDOW);
 	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
@@ -276,7 +275,6 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	spin_lock_bh(&qp->rq.lock);
 	mroce_rq_release(qp);
 	qp->rq.rq_done = 0;
-	qp->rq.msn = 0;
 	qp->rq.since_ack = 0;
 	qp->rq.fatal_nak = 0;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);

@@ -121,7 +121,6 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 	sw->inline_data = NULL;
 	sw->length = 0;
 	sw->sent = 0;
-	sw->acked = 0;
 	sw->read_segs = 0;
 	sw->read_got = 0;
 	sw->done = false;
