@@ -9,6 +9,7 @@
 #define MROCE_H
 
 #include <linux/in.h>
+#include <linux/hrtimer.h>
 #include <linux/in6.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
@@ -21,6 +22,7 @@
 
 #include "mroce_cc.h"
 #include "mroce_rto.h"
+#include "mroce_sb.h"
 #include "mroce_wire.h"
 #include "mroce_xport.h"
 
@@ -41,9 +43,10 @@
 #define MROCE_WINDOW		MROCE_WIRE_SACK_BITS	/* PSNs in flight */
 #define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
-#define MROCE_ACK_EVERY		16	/* packets between ACKs */
-#define MROCE_DUPTHRESH		3	/* later PSNs SACKed: a hole is lost */
-#define MROCE_DUPTHRESH_MAX	128	/* ... once reordering has been seen */
+#define MROCE_ACK_EVERY		8	/* packets between ACKs */
+#define MROCE_ACK_EVERY_GAP	4	/* ... while a hole exists */
+#define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
+#define MROCE_ACK_DELAY_MAX_US	200	/* receiver ACK delay allowance */
 
 /*
  * Bytes a MetaRoCE packet needs around its payload, worst case: IPv6 + UDP
@@ -84,6 +87,9 @@ enum mroce_counter {
 	MROCE_CNT_RTO_EVENTS,
 	MROCE_CNT_RETX_SACK,
 	MROCE_CNT_RETX_SPURIOUS,
+	MROCE_CNT_LOSS_PATH_SEQ,
+	MROCE_CNT_LOSS_RACK,
+	MROCE_CNT_TLP_PROBES,
 	MROCE_CNT_RNR_NAKS_RCVD,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
@@ -282,7 +288,8 @@ struct mroce_qp {
 	u8 max_dest_rd_atomic;
 	u32 qkey;
 	bool sq_sig_all;
-	atomic_t path_seq;		/* path 0 transmissions */
+	atomic_t path_seq;		/* responses and ACKs sent */
+	atomic64_t qcnt[MROCE_NUM_COUNTERS];	/* per-QP share of the counters */
 	refcount_t ref;			/* lookups in flight + 1 */
 	struct completion released;
 
@@ -297,23 +304,26 @@ struct mroce_qp {
 		u32 head;		/* next ring index to fetch */
 		u32 tail;		/* next ring index to complete */
 		u32 cur;		/* ring index being sent */
-		u32 psn;		/* next PSN to send */
-		u32 snd_una;		/* oldest unacknowledged PSN */
+		u32 psn;		/* next PSN to send (RC: = sb.nxt) */
 		u32 msn;
 		u32 rq_seq;
 		u32 rd_atomic;		/* READ/ATOMIC outstanding */
 		u32 slot_wqe[MROCE_WINDOW];	/* PSN -> ring index */
 		u64 read_seen[MROCE_WINDOW];	/* READ chunk segments */
-		unsigned long sacked[BITS_TO_LONGS(MROCE_WINDOW)];
-		unsigned long retx[BITS_TO_LONGS(MROCE_WINDOW)]; /* SACK-resent */
-		/* resent at least once since the PSN took the slot */
-		unsigned long resent[BITS_TO_LONGS(MROCE_WINDOW)];
-		u32 dupthresh;		/* grows with reordering seen */
+		struct mroce_sb sb;	/* per-PSN send state, loss detector */
+		u32 tx_seq;		/* next path sequence number */
+		u32 min_rtt_us;
 		u64 last_progress;	/* jiffies of the last ACK progress */
 		struct mroce_rto rto;
+		/* one timer for the reorder wait, tail probe and RTO (ns) */
+		struct hrtimer loss_timer;
+		u64 timer_at;		/* when loss_timer is due, 0: idle */
+		u64 reo_at;
+		u64 tlp_at;
+		u64 rto_at;
+		bool tlp_out;		/* a probe is out, no ACK since */
 		u32 rnr_left;
 		bool rnr_wait;
-		struct timer_list rto_timer;
 		struct timer_list rnr_timer;
 		struct tasklet_struct task;
 		struct mroce_cc_state cc;
@@ -326,6 +336,7 @@ struct mroce_qp {
 		struct mroce_rwqe *wqe;		/* one per ring slot */
 		u32 max_sge;
 		u32 epsn;		/* next expected PSN */
+		u32 high;		/* one past the highest PSN received */
 		unsigned long seen[BITS_TO_LONGS(MROCE_WINDOW)];
 		struct mroce_rslot slot[MROCE_WINDOW];
 		u32 rq_done;		/* next rq_seq to complete */
@@ -370,6 +381,14 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_counter c,
 			       u64 n)
 {
 	this_cpu_add(mdev->stats->v[c], n);
+}
+
+/* Count for the device and for the QP (rdma resource show qp -d). */
+static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
+				u64 n)
+{
+	this_cpu_add(qp->mdev->stats->v[c], n);
+	atomic64_add(n, &qp->qcnt[c]);
 }
 
 /* mroce_main.c */
@@ -443,7 +462,7 @@ int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
 /* mroce_req.c: requester and completer */
 void mroce_req_task(struct tasklet_struct *t);
 void mroce_req_kick(struct mroce_qp *qp);
-void mroce_req_rto(struct timer_list *t);
+enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t);
 void mroce_req_rnr(struct timer_list *t);
 void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);
@@ -462,6 +481,8 @@ void mroce_rq_release(struct mroce_qp *qp);
 struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
 int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
 		   struct mroce_pkt_info *pi);
+int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
+			struct mroce_pkt_info *pi, u16 sport);
 int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
 		      struct mroce_pkt_info *pi);

@@ -37,12 +37,12 @@ struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
 
 /*
  * Write the headers @pi describes in front of the payload already in
- * @skb (skb->data), fill the per-connection fields and send to @dest_qpn
- * along @av.  Consumes @skb.
+ * @skb (skb->data) and send to @dest_qpn along @av.  @pi's path id, path
+ * sequence number and timestamp are the caller's.  Consumes @skb.
  */
-int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
-		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
-		      struct mroce_pkt_info *pi)
+static int mroce_pkt_emit(struct mroce_qp *qp, const struct mroce_av *av,
+			  u32 dest_qpn, u16 sport, struct sk_buff *skb,
+			  struct mroce_pkt_info *pi)
 {
 	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(pi->opcode);
 	struct mroce_dev *mdev = qp->mdev;
@@ -51,10 +51,6 @@ int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 
 	pi->dest_qpn = dest_qpn;
 	pi->src_qpn = qp->ibqp.qp_num;
-	pi->path_id = 0;
-	pi->ts_us = mroce_now_us();
-	if (!(op->props & (MROCE_OPP_ACKNOWLEDGE | MROCE_OPP_DATAGRAM)))
-		pi->path_seq = atomic_inc_return(&qp->path_seq) - 1;
 	pi->payload_len = skb->len;
 
 	if (skb_headroom(skb) < op->hdr_len)
@@ -69,8 +65,8 @@ int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 	xport = READ_ONCE(mdev->xport);
 	if (!xport)
 		goto drop;
-	mroce_count(mdev, MROCE_CNT_TX_PKTS, 1);
-	mroce_count(mdev, MROCE_CNT_TX_BYTES, skb->len);
+	mroce_qcount(qp, MROCE_CNT_TX_PKTS, 1);
+	mroce_qcount(qp, MROCE_CNT_TX_BYTES, skb->len);
 	return xport->xmit(mdev, av, sport, INET_ECN_ECT_0, skb);
 
 drop:
@@ -79,9 +75,36 @@ drop:
 	return -EINVAL;
 }
 
+/*
+ * Send the packet @pi describes (payload in @skb) to @dest_qpn along @av,
+ * on path 0 with the QP's response/ACK path sequence.  Consumes @skb.
+ */
+int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
+		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
+		      struct mroce_pkt_info *pi)
+{
+	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(pi->opcode);
+
+	pi->path_id = 0;
+	pi->ts_us = mroce_now_us();
+	if (!(op->props & (MROCE_OPP_ACKNOWLEDGE | MROCE_OPP_DATAGRAM)))
+		pi->path_seq = atomic_inc_return(&qp->path_seq) - 1;
+	return mroce_pkt_emit(qp, av, dest_qpn, sport, skb, pi);
+}
+
 /* Send on the QP's connection (RC). */
 int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
 		   struct mroce_pkt_info *pi)
 {
 	return mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn, qp->sport, skb, pi);
+}
+
+/*
+ * A request packet on the connection: the requester has set the path id,
+ * path sequence number and timestamp, and @sport is the path's entropy.
+ */
+int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
+			struct mroce_pkt_info *pi, u16 sport)
+{
+	return mroce_pkt_emit(qp, &qp->av, qp->dest_qpn, sport, skb, pi);
 }

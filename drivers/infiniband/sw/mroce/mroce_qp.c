@@ -140,7 +140,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq.lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
-	timer_setup(&qp->sq.rto_timer, mroce_req_rto, 0);
+	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	qp->sq.loss_timer.function = mroce_req_loss_timer;
 	timer_setup(&qp->sq.rnr_timer, mroce_req_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
 	/* RC: path_mtu comes with RTR; UD: one packet per message, the port MTU */
@@ -148,7 +149,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   ib_mtu_enum_to_int(IB_MTU_1024) :
 		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
 	mroce_rto_init(&qp->sq.rto);
-	qp->sq.dupthresh = MROCE_DUPTHRESH;
+	mroce_sb_init(&qp->sq.sb, 0);
 	qp->mdev->cc->init(&qp->sq.cc);
 
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
@@ -201,7 +202,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->state = IB_QPS_RESET;
 	spin_unlock_bh(&qp->state_lock);
 	tasklet_kill(&qp->sq.task);
-	del_timer_sync(&qp->sq.rto_timer);
+	hrtimer_cancel(&qp->sq.loss_timer);
 	del_timer_sync(&qp->sq.rnr_timer);
 
 	mroce_sq_release(qp);
@@ -249,7 +250,7 @@ static int mroce_av_from_ah_attr(struct mroce_av *av,
 /* Forget everything about the connection: RESET. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
-	del_timer(&qp->sq.rto_timer);
+	hrtimer_cancel(&qp->sq.loss_timer);
 	del_timer(&qp->sq.rnr_timer);
 
 	spin_lock_bh(&qp->sq.lock);
@@ -262,10 +263,14 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.rd_atomic = 0;
 	qp->sq.rnr_wait = false;
 	mroce_rto_init(&qp->sq.rto);
-	bitmap_zero(qp->sq.sacked, MROCE_WINDOW);
-	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
-	bitmap_zero(qp->sq.resent, MROCE_WINDOW);
-	qp->sq.dupthresh = MROCE_DUPTHRESH;
+	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
+	qp->sq.tx_seq = 0;
+	qp->sq.min_rtt_us = 0;
+	qp->sq.timer_at = 0;
+	qp->sq.reo_at = 0;
+	qp->sq.tlp_at = 0;
+	qp->sq.rto_at = 0;
+	qp->sq.tlp_out = false;
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;
 	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
@@ -360,12 +365,13 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_RQ_PSN) {
 		spin_lock(&qp->rq.lock);
 		qp->rq.epsn = attr->rq_psn & MROCE_WIRE_U24_MASK;
+		qp->rq.high = qp->rq.epsn;
 		spin_unlock(&qp->rq.lock);
 	}
 	if (mask & IB_QP_SQ_PSN) {
 		spin_lock(&qp->sq.lock);
 		qp->sq.psn = attr->sq_psn & MROCE_WIRE_U24_MASK;
-		qp->sq.snd_una = qp->sq.psn;
+		mroce_sb_init(&qp->sq.sb, qp->sq.psn);
 		spin_unlock(&qp->sq.lock);
 	}
 	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))

@@ -6,10 +6,11 @@
  * later schedule it from an hrtimer) copies WQEs out of the SQ ring,
  * validates them, segments them into packets within the PSN window and
  * sends them.  The completer runs from the receive path on ACK, NAK and
- * response packets: it advances snd_una, records selective
- * acknowledgments, places READ and ATOMIC results, and completes WQEs in
- * posting order.  An RTO timer resends what is neither acknowledged nor
- * selectively acknowledged; never the whole window.
+ * response packets: it feeds acknowledgments to the send scoreboard
+ * (mroce_sb.c), resends exactly what the loss detector declares lost,
+ * places READ and ATOMIC results, and completes WQEs in posting order.
+ * One hrtimer covers the reorder wait, the tail probe and the RTO; each
+ * resends single packets, never the whole window (no go-back-N).
  *
  * Everything here runs under qp->sq.lock.
  */
@@ -102,7 +103,7 @@ static u32 mroce_sq_win_base(const struct mroce_qp *qp)
 {
 	if (qp->sq.tail != qp->sq.head)
 		return qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].first_psn;
-	return qp->sq.snd_una;
+	return qp->sq.sb.una;
 }
 
 /*
@@ -249,36 +250,100 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 		break;
 	}
 
-	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
-	if (!retx) {
-		/* a new PSN in this window slot: nothing known about it yet */
-		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.sacked);
-		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.retx);
-		clear_bit(pi.psn % MROCE_WINDOW, qp->sq.resent);
-	} else {
-		set_bit(pi.psn % MROCE_WINDOW, qp->sq.resent);
+	/*
+	 * A resend asks for an ACK at once: it settles what is still
+	 * missing (READ and ATOMIC requests are answered by responses).
+	 */
+	if (retx && (mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ))
+		pi.flags |= MROCE_F_ACK_REQ;
+	pi.path_id = 0;
+	pi.path_seq = qp->sq.tx_seq++;
+	pi.ts_us = mroce_now_us();
+	if (!mroce_sb_sent(&qp->sq.sb, pi.psn, pi.path_id, pi.path_seq,
+			   pi.ts_us)) {
+		WARN_ONCE(1, "mroce: PSN %u outside the send window\n", pi.psn);
+		return;
 	}
+	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
 	skb = mroce_pkt_alloc(qp, len);
 	if (!skb) {
 		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
-		return;		/* the RTO resends it */
+		return;		/* the loss timers resend it */
 	}
 	if (len)
 		mroce_swqe_gather(sw, off, skb_put(skb, len), len);
 	if (retx)
-		mroce_count(qp->mdev, MROCE_CNT_RETX_PKTS, 1);
-	mroce_pkt_send(qp, skb, &pi);
+		mroce_qcount(qp, MROCE_CNT_RETX_PKTS, 1);
+	mroce_pkt_send_path(qp, skb, &pi, qp->sport);
 }
 
-static unsigned long mroce_rto_expiry(struct mroce_qp *qp)
+/*
+ * Loss timer.  One soft hrtimer (softirq context, like the requester)
+ * serves three deadlines, kept in ns of ktime_get_ns(), 0 when unset:
+ * reo_at (RACK reorder wait), tlp_at (tail probe) and rto_at.  It is
+ * programmed for the earliest; the handler sorts out which are due.
+ */
+static void mroce_loss_timer_arm(struct mroce_qp *qp)
 {
-	return jiffies + usecs_to_jiffies(mroce_rto_us(&qp->sq.rto));
+	u64 at = U64_MAX;
+
+	if (qp->sq.reo_at)
+		at = min(at, qp->sq.reo_at);
+	if (qp->sq.tlp_at)
+		at = min(at, qp->sq.tlp_at);
+	if (qp->sq.rto_at)
+		at = min(at, qp->sq.rto_at);
+	if (at == U64_MAX) {
+		qp->sq.timer_at = 0;
+		hrtimer_try_to_cancel(&qp->sq.loss_timer);
+		return;
+	}
+	/* due later than programmed: the early expiry re-arms it */
+	if (qp->sq.timer_at && qp->sq.timer_at <= at &&
+	    hrtimer_is_queued(&qp->sq.loss_timer))
+		return;
+	qp->sq.timer_at = at;
+	hrtimer_start(&qp->sq.loss_timer, ns_to_ktime(at), HRTIMER_MODE_ABS_SOFT);
 }
 
-static void mroce_rto_arm(struct mroce_qp *qp)
+static void mroce_rto_restart(struct mroce_qp *qp, u64 now)
 {
-	if (!timer_pending(&qp->sq.rto_timer))
-		mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
+	qp->sq.rto_at = now + (u64)mroce_rto_us(&qp->sq.rto) * NSEC_PER_USEC;
+}
+
+/* Probe timeout: max(2 SRTT, SRTT + ACK delay), with a floor. */
+static void mroce_tlp_restart(struct mroce_qp *qp, u64 now)
+{
+	u32 srtt = qp->sq.rto.srtt_us, pto;
+
+	if (!srtt || qp->sq.tlp_out) {
+		qp->sq.tlp_at = 0;
+		return;
+	}
+	pto = max3(2 * srtt, srtt + MROCE_ACK_DELAY_MAX_US, MROCE_TLP_MIN_US);
+	qp->sq.tlp_at = now + (u64)pto * NSEC_PER_USEC;
+	if (qp->sq.rto_at && qp->sq.tlp_at >= qp->sq.rto_at)
+		qp->sq.tlp_at = 0;	/* the RTO comes first anyway */
+}
+
+/* New data went out: make sure something will notice if it is lost. */
+static void mroce_loss_timers_sent(struct mroce_qp *qp)
+{
+	u64 now = ktime_get_ns();
+
+	if (!qp->sq.rto_at)
+		mroce_rto_restart(qp, now);
+	mroce_tlp_restart(qp, now);
+	mroce_loss_timer_arm(qp);
+}
+
+static void mroce_loss_timers_stop(struct mroce_qp *qp)
+{
+	qp->sq.reo_at = 0;
+	qp->sq.tlp_at = 0;
+	qp->sq.rto_at = 0;
+	qp->sq.tlp_out = false;
+	mroce_loss_timer_arm(qp);
 }
 
 /* Give the WQE just fetched its PSNs, MSN and rq_seq. */
@@ -368,7 +433,7 @@ static bool mroce_sq_complete(struct mroce_qp *qp)
 					break;
 			} else if (!mroce_psn_before(mroce_psn_add(sw->first_psn,
 								   sw->npkts - 1),
-						     qp->sq.snd_una)) {
+						     qp->sq.sb.una)) {
 				break;
 			}
 		}
@@ -390,7 +455,7 @@ static bool mroce_sq_complete(struct mroce_qp *qp)
 		}
 	}
 	if (qp->sq.tail == qp->sq.head)
-		del_timer(&qp->sq.rto_timer);
+		mroce_loss_timers_stop(qp);
 	return failed;
 }
 
@@ -509,8 +574,8 @@ static bool mroce_req_run_ud(struct mroce_qp *qp)
 /* The requester proper.  Under sq.lock, softirq. */
 static bool mroce_req_run(struct mroce_qp *qp)
 {
+	bool failed = false, empty, sent = false;
 	int budget = MROCE_TX_BUDGET;
-	bool failed = false, empty;
 	u32 prod;
 
 	mroce_sq_busy(qp);
@@ -551,12 +616,14 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts)
 			qp->sq.cur++;
-		mroce_rto_arm(qp);
+		sent = true;
 		if (--budget == 0) {
 			tasklet_schedule(&qp->sq.task);
 			break;
 		}
 	}
+	if (sent)
+		mroce_loss_timers_sent(qp);
 	return failed;
 }
 
@@ -629,8 +696,8 @@ static bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw,
 	}
 	if (mroce_op_is_atomic(op))
 		return !sw->done;
-	return !mroce_psn_before(psn, qp->sq.snd_una) &&
-	       !test_bit(psn % MROCE_WINDOW, qp->sq.sacked);
+	return !mroce_psn_before(psn, qp->sq.sb.una) &&
+	       !(mroce_sb_slot(&qp->sq.sb, psn)->flags & MROCE_SB_SACKED);
 }
 
 /*
@@ -661,48 +728,95 @@ static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 	}
 }
 
-/*
- * SACK loss recovery: a request PSN with at least dupthresh later PSNs
- * selectively acknowledged is lost, so it is resent once; if that copy is
- * lost too, the RTO takes over.  dupthresh starts at MROCE_DUPTHRESH (one
- * path keeps order) and doubles whenever a resend turns out spurious.
- */
-static void mroce_req_sack_recover(struct mroce_qp *qp, u32 highest_sacked)
+/* The scoreboard reports a PSN delivered or declared lost. */
+static void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
+			   enum mroce_sb_event ev)
 {
-	u32 p, k;
+	struct mroce_qp *qp = ctx;
 
-	for (p = qp->sq.snd_una;
-	     mroce_psn_fwd(p, highest_sacked) >= qp->sq.dupthresh &&
-	     mroce_psn_before(p, highest_sacked);
-	     p = mroce_psn_add(p, 1)) {
-		struct mroce_swqe *sw;
-
-		if (test_bit(p % MROCE_WINDOW, qp->sq.sacked) ||
-		    test_bit(p % MROCE_WINDOW, qp->sq.retx))
-			continue;
-		sw = mroce_sq_find(qp, p, &k);
-		if (!sw || !mroce_req_missing(qp, sw, k))
-			continue;
-		set_bit(p % MROCE_WINDOW, qp->sq.retx);
-		mroce_count(qp->mdev, MROCE_CNT_RETX_SACK, 1);
-		mroce_req_xmit(qp, qp->sq.slot_wqe[p % MROCE_WINDOW], k, true);
+	switch (ev) {
+	case MROCE_SB_DELIVERED:
+		break;
+	case MROCE_SB_LOST_PATH_SEQ:
+		mroce_qcount(qp, MROCE_CNT_LOSS_PATH_SEQ, 1);
+		break;
+	case MROCE_SB_LOST_RACK:
+		mroce_qcount(qp, MROCE_CNT_LOSS_RACK, 1);
+		break;
 	}
 }
 
-void mroce_req_rto(struct timer_list *t)
+/*
+ * Run the loss detector and resend, once each, the packets it declares
+ * lost; never the window.  Arms the reorder wait for packets that may
+ * yet turn out lost.
+ */
+static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 {
-	struct mroce_qp *qp = from_timer(qp, t, sq.rto_timer);
-	bool failed = false;
+	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	struct mroce_sb *sb = &qp->sq.sb;
+	struct mroce_sb_clock c = {
+		.now_us = mroce_now_us(),
+		.srtt_us = qp->sq.rto.srtt_us,
+		.rttvar_us = qp->sq.rto.rttvar_us,
+		.min_rtt_us = qp->sq.min_rtt_us,
+	};
+	u32 lost, wait, psn, k;
 
-	spin_lock_bh(&qp->sq.lock);
-	if (qp->state != IB_QPS_RTS || qp->sq.tail == qp->sq.head ||
-	    qp->sq.rnr_wait)
-		goto out;
+	lost = mroce_sb_detect(sb, &c, mroce_sb_event, qp, &wait);
+	qp->sq.reo_at = wait == U32_MAX ? 0 : now + (u64)wait * NSEC_PER_USEC;
+	if (!lost)
+		return;
+	if (cc->on_loss)
+		cc->on_loss(&qp->sq.cc, lost, false);
+	psn = sb->una;
+	while (mroce_sb_next_lost(sb, psn, &psn)) {
+		struct mroce_swqe *sw = mroce_sq_find(qp, psn, &k);
 
+		if (!sw || !mroce_req_missing(qp, sw, k)) {
+			/* a READ/ATOMIC whose response settled it meanwhile */
+			mroce_sb_slot(sb, psn)->flags &= ~MROCE_SB_LOST;
+			continue;
+		}
+		mroce_qcount(qp, MROCE_CNT_RETX_SACK, 1);
+		mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW], k, true);
+	}
+}
+
+/*
+ * Tail probe: nothing was heard for a PTO although packets are out, so
+ * the last ones (or their ACKs) may be lost with nothing behind them to
+ * reveal it.  Resend the newest undelivered packet with ACK_REQ; its ACK
+ * carries the bitmap that lets the detector find the rest.
+ */
+static void mroce_req_tlp(struct mroce_qp *qp)
+{
+	struct mroce_swqe *sw;
+	u32 psn, k;
+
+	if (!mroce_sb_newest(&qp->sq.sb, &psn))
+		return;
+	sw = mroce_sq_find(qp, psn, &k);
+	if (!sw || !mroce_req_missing(qp, sw, k))
+		return;
+	mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
+	qp->sq.tlp_out = true;
+	mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW], k, true);
+}
+
+/*
+ * RTO: no progress for a whole RTO.  Resend only the oldest missing
+ * request (READs: re-request); everything else waits for the ACK that
+ * answers it.  Returns true if the verbs retry budget is spent and the QP
+ * must fail.
+ */
+static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
+{
+	const struct mroce_cc_ops *cc = qp->mdev->cc;
 	/* verbs: give up after timeout x (retry_cnt + 1) without progress */
 	if (qp->timeout) {
-		u64 limit = nsecs_to_jiffies64((4096ULL << qp->timeout) *
-					       (qp->retry_cnt + 1));
+		u64 limit = nsecs_to_jiffies64(mroce_verbs_retry_ns(qp->timeout,
+								    qp->retry_cnt));
 
 		if (time_after64(get_jiffies_64(),
 				 qp->sq.last_progress + limit)) {
@@ -710,38 +824,57 @@ void mroce_req_rto(struct timer_list *t)
 				IB_WC_RETRY_EXC_ERR;
 			if (qp->sq.cur == qp->sq.tail)
 				qp->sq.cur++;
-			failed = mroce_sq_complete(qp);
-			goto out;
+			return mroce_sq_complete(qp);
 		}
 	}
-	mroce_count(qp->mdev, MROCE_CNT_RTO_EVENTS, 1);
-	if (qp->mdev->cc && qp->sq.cc.cwnd_pkts && qp->mdev->cc->on_loss)
-		qp->mdev->cc->on_loss(&qp->sq.cc, 1, true);
-	/* the oldest only; SACKs that follow recover the rest */
-	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
+	mroce_qcount(qp, MROCE_CNT_RTO_EVENTS, 1);
+	if (cc->on_loss)
+		cc->on_loss(&qp->sq.cc, 1, true);
+	/* the ACK it provokes tells the detector about everything else */
 	mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
-	/*
-	 * Everything outstanding is SACKed but not cumulatively
-	 * acknowledged (the ACK that would say so was lost): resend the
-	 * oldest anyway, its duplicate makes the peer ACK at once.
-	 */
-	if (mroce_psn_before(qp->sq.snd_una, qp->sq.psn) &&
-	    test_bit(qp->sq.snd_una % MROCE_WINDOW, qp->sq.sacked)) {
-		struct mroce_swqe *sw;
-		u32 k;
-
-		sw = mroce_sq_find(qp, qp->sq.snd_una, &k);
-		if (sw)
-			mroce_req_xmit(qp, qp->sq.slot_wqe[qp->sq.snd_una %
-							   MROCE_WINDOW],
-				       k, true);
-	}
 	mroce_rto_expired(&qp->sq.rto);
-	mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
+	mroce_rto_restart(qp, now);
+	return false;
+}
+
+enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t)
+{
+	struct mroce_qp *qp = container_of(t, struct mroce_qp, sq.loss_timer);
+	bool failed = false;
+	u64 now;
+
+	spin_lock(&qp->sq.lock);
+	qp->sq.timer_at = 0;
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+		goto out;
+	if (qp->sq.tail == qp->sq.head) {
+		mroce_loss_timers_stop(qp);
+		goto out;
+	}
+	now = ktime_get_ns();
+	if (qp->sq.reo_at && now >= qp->sq.reo_at) {
+		qp->sq.reo_at = 0;
+		mroce_req_recover(qp, now);
+	}
+	if (qp->sq.rnr_wait) {
+		/* the RNR timer owns the connection; the RTO waits */
+		if (qp->sq.rto_at && now >= qp->sq.rto_at)
+			mroce_rto_restart(qp, now);
+		qp->sq.tlp_at = 0;
+	} else if (qp->sq.rto_at && now >= qp->sq.rto_at) {
+		qp->sq.tlp_at = 0;
+		failed = mroce_req_rto(qp, now);
+	} else if (qp->sq.tlp_at && now >= qp->sq.tlp_at) {
+		qp->sq.tlp_at = 0;
+		mroce_req_tlp(qp);
+	}
+	if (!failed)
+		mroce_loss_timer_arm(qp);
 out:
-	spin_unlock_bh(&qp->sq.lock);
+	spin_unlock(&qp->sq.lock);
 	if (failed)
 		mroce_qp_error(qp);
+	return HRTIMER_NORESTART;
 }
 
 void mroce_req_rnr(struct timer_list *t)
@@ -752,91 +885,77 @@ void mroce_req_rnr(struct timer_list *t)
 	if (qp->sq.rnr_wait && qp->state == IB_QPS_RTS) {
 		qp->sq.rnr_wait = false;
 		mroce_req_retransmit(qp, mroce_sq_win_base(qp), U32_MAX);
-		mroce_rto_arm(qp);
+		mroce_loss_timers_sent(qp);
 	}
 	spin_unlock_bh(&qp->sq.lock);
 	mroce_req_kick(qp);
 }
 
 /* The peer made progress: the verbs retry clock restarts. */
-static void mroce_sq_progress(struct mroce_qp *qp)
+static void mroce_sq_progress(struct mroce_qp *qp, u64 now)
 {
 	qp->sq.last_progress = get_jiffies_64();
 	mroce_rto_progress(&qp->sq.rto);
 	qp->sq.rnr_left = qp->rnr_retry;
-	if (qp->sq.tail != qp->sq.head)
-		mod_timer(&qp->sq.rto_timer, mroce_rto_expiry(qp));
+	mroce_rto_restart(qp, now);
 }
 
-/* Everything before @psn has arrived at the peer. */
+/* Everything before @psn has arrived at the peer (a READ/ATOMIC answer). */
 static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
 {
-	u32 p;
+	u64 now = ktime_get_ns();
 
-	if (!mroce_psn_after(psn, qp->sq.snd_una) ||
-	    mroce_psn_after(psn, qp->sq.psn))
-		return;
-	for (p = qp->sq.snd_una; p != psn; p = mroce_psn_add(p, 1)) {
-		clear_bit(p % MROCE_WINDOW, qp->sq.sacked);
-		clear_bit(p % MROCE_WINDOW, qp->sq.retx);
+	if (mroce_sb_ack(&qp->sq.sb, psn, NULL, mroce_sb_event, qp) > 0) {
+		mroce_sq_progress(qp, now);
+		mroce_loss_timer_arm(qp);
 	}
-	qp->sq.snd_una = psn;
-	mroce_sq_progress(qp);
 }
 
 static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
 	const struct mroce_cc_ops *cc = qp->mdev->cc;
-	u32 before = qp->sq.snd_una, highest = 0, i;
+	struct mroce_sb *sb = &qp->sq.sb;
 	struct mroce_cc_ack ack = {};
-	bool sacks = false;
+	u64 now = ktime_get_ns();
+	int delivered;
 
 	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
 		return;
 	}
 	/*
-	 * The ACK answers a duplicate of a PSN we resent: both copies got
-	 * there, the resend was spurious (reordering, not loss).  Demand
-	 * more evidence before the next one.
+	 * The peer got a PSN we resent twice: both copies arrived, the
+	 * resend was spurious (reordering, not loss); the detector becomes
+	 * more patient.
 	 */
-	if (pi->rx_count && test_bit(pi->echo_psn % MROCE_WINDOW, qp->sq.resent) &&
-	    mroce_psn_fwd(pi->echo_psn, qp->sq.psn) <= MROCE_WINDOW &&
-	    (mroce_psn_before(pi->echo_psn, qp->sq.snd_una) ||
-	     test_bit(pi->echo_psn % MROCE_WINDOW, qp->sq.sacked))) {
-		clear_bit(pi->echo_psn % MROCE_WINDOW, qp->sq.resent);
-		mroce_count(qp->mdev, MROCE_CNT_RETX_SPURIOUS, 1);
-		qp->sq.dupthresh = min(qp->sq.dupthresh * 2, MROCE_DUPTHRESH_MAX);
-	}
+	if ((pi->echo_flags & MROCE_ECHO_DUP) &&
+	    mroce_sb_dup_echo(sb, pi->echo_psn))
+		mroce_qcount(qp, MROCE_CNT_RETX_SPURIOUS, 1);
 	/* the echoed timestamp is this transmission's: always a valid RTT */
 	if (pi->rx_count) {
 		u32 rtt = mroce_now_us() - pi->echo_ts - pi->ack_delay_us;
 
-		if (rtt < USEC_PER_SEC)	/* else a stale or bogus echo */
+		if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
 			mroce_rto_sample(&qp->sq.rto, rtt);
-	}
-	mroce_sq_ack_to(qp, pi->psn);
-	for (i = 1; i < MROCE_WINDOW; i++) {
-		u32 psn = mroce_psn_add(pi->psn, i);
-
-		if (!mroce_psn_before(psn, qp->sq.psn))
-			break;
-		/* a stale (reordered) ACK may cover acknowledged PSNs */
-		if (mroce_psn_before(psn, qp->sq.snd_una))
-			continue;
-		if (mroce_wire_sack_test(pi->sack, i)) {
-			/* new data reached the peer: it is alive */
-			if (!test_bit(psn % MROCE_WINDOW, qp->sq.sacked))
-				qp->sq.last_progress = get_jiffies_64();
-			set_bit(psn % MROCE_WINDOW, qp->sq.sacked);
-			highest = psn;
-			sacks = true;
+			if (!qp->sq.min_rtt_us || rtt < qp->sq.min_rtt_us)
+				qp->sq.min_rtt_us = max(rtt, 1U);
+			ack.rtt_us = rtt;
 		}
 	}
-	if (sacks)
-		mroce_req_sack_recover(qp, highest);
+	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, qp);
+	if (delivered > 0)
+		mroce_sq_progress(qp, now);
+	qp->sq.tlp_out = false;
+	if (mroce_psn_before(sb->una, sb->nxt)) {
+		mroce_req_recover(qp, now);
+		mroce_tlp_restart(qp, now);
+	} else {
+		qp->sq.reo_at = 0;
+		qp->sq.tlp_at = 0;
+	}
+	mroce_loss_timer_arm(qp);
 	if (cc->on_ack) {
-		ack.acked_pkts = mroce_psn_fwd(before, qp->sq.snd_una);
+		ack.acked_pkts = max(delivered, 0);
 		ack.ecn_pkts = pi->ce_count;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		cc->on_ack(&qp->sq.cc, &ack);
@@ -851,7 +970,7 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	mroce_comp_ack(qp, pi);
 	switch (pi->nak_code) {
 	case MROCE_NAK_RNR:
-		mroce_count(qp->mdev, MROCE_CNT_RNR_NAKS_RCVD, 1);
+		mroce_qcount(qp, MROCE_CNT_RNR_NAKS_RCVD, 1);
 		/* the responder answers: RNR retries are counted separately */
 		qp->sq.last_progress = get_jiffies_64();
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
@@ -902,7 +1021,7 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 	seg = pi->offset / qp->pmtu;
 	seen = &qp->sq.read_seen[pi->psn % MROCE_WINDOW];
 	if (*seen & BIT_ULL(seg)) {
-		mroce_count(qp->mdev, MROCE_CNT_RX_DUP_PKTS, 1);
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
 		return;
 	}
 	if (pi->payload_len &&
@@ -912,7 +1031,9 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 		goto bad;
 	*seen |= BIT_ULL(seg);
 	sw->read_got++;
-	mroce_sq_progress(qp);	/* new READ data is progress too */
+	/* new READ data is progress too */
+	mroce_sq_progress(qp, ktime_get_ns());
+	mroce_loss_timer_arm(qp);
 	/*
 	 * The response that ends a requested range arrived (responses of a
 	 * range travel one path, in order) but the READ request still has
@@ -942,14 +1063,14 @@ static void mroce_comp_atomic_resp(struct mroce_qp *qp,
 		return;
 	}
 	if (sw->done) {
-		mroce_count(qp->mdev, MROCE_CNT_RX_DUP_PKTS, 1);
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
 		return;
 	}
 	sw->atomic_orig = pi->orig;
 	mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, 0, &sw->atomic_orig,
 		       sizeof(u64), true);
 	sw->done = true;
-	mroce_sq_progress(qp);
+	mroce_sq_progress(qp, ktime_get_ns());
 	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
 }
 
@@ -1001,7 +1122,7 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	u32 prod;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
-	del_timer(&qp->sq.rto_timer);
+	mroce_loss_timers_stop(qp);
 	qp->sq.rnr_wait = false;
 	/* fetched WQEs */
 	for (; qp->sq.tail != qp->sq.head; qp->sq.tail++) {

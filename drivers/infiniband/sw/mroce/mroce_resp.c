@@ -20,8 +20,10 @@
 #include "mroce.h"
 #include "mroce_psn.h"
 
-static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *trig,
-			   enum mroce_nak_code nak, u32 nak_psn, u8 rnr_timer)
+static void mroce_resp_ack_flags(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *trig,
+				 enum mroce_nak_code nak, u32 nak_psn,
+				 u8 rnr_timer, u8 echo_flags)
 {
 	struct mroce_pkt_info pi = {};
 	struct sk_buff *skb;
@@ -38,6 +40,7 @@ static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *tri
 		pi.echo_path_seq = trig->path_seq;
 		pi.echo_psn = trig->psn;
 		pi.echo_path_id = trig->path_id;
+		pi.echo_flags = echo_flags;
 	}
 	pi.nak_code = nak;
 	pi.nak_psn = nak_psn;
@@ -49,6 +52,12 @@ static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *tri
 		return;
 	mroce_count(qp->mdev, nak ? MROCE_CNT_TX_NAKS : MROCE_CNT_TX_ACKS, 1);
 	mroce_pkt_send(qp, skb, &pi);
+}
+
+static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *trig,
+			   enum mroce_nak_code nak, u32 nak_psn, u8 rnr_timer)
+{
+	mroce_resp_ack_flags(qp, trig, nak, nak_psn, rnr_timer, 0);
 }
 
 /*
@@ -298,9 +307,9 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	struct mroce_rslot s = {};
 	u32 i;
 
-	mroce_count(qp->mdev, MROCE_CNT_RX_DUP_PKTS, 1);
+	mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
 	if (!mroce_psn_before(pi->psn, qp->rq.epsn)) {
-		mroce_resp_ack(qp, pi, 0, 0, 0);
+		mroce_resp_ack_flags(qp, pi, 0, 0, 0, MROCE_ECHO_DUP);
 		return;
 	}
 	switch (pi->opcode) {
@@ -329,7 +338,7 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		}
 		return;
 	default:
-		mroce_resp_ack(qp, pi, 0, 0, 0);
+		mroce_resp_ack_flags(qp, pi, 0, 0, 0, MROCE_ECHO_DUP);
 	}
 }
 
@@ -416,7 +425,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		goto out;
 	}
 	if (d)
-		mroce_count(qp->mdev, MROCE_CNT_RX_OOO_PKTS, 1);
+		mroce_qcount(qp, MROCE_CNT_RX_OOO_PKTS, 1);
 
 	s = &qp->rq.slot[pi->psn % MROCE_WINDOW];
 	memset(s, 0, sizeof(*s));
@@ -462,13 +471,20 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	failed = mroce_resp_advance(qp, pi);
 	if (failed)
 		goto out;
+	if (!mroce_psn_before(pi->psn, qp->rq.high))
+		qp->rq.high = mroce_psn_add(pi->psn, 1);
+	if (mroce_psn_before(qp->rq.high, qp->rq.epsn))
+		qp->rq.high = qp->rq.epsn;
 	/*
-	 * ACK when asked to, on a gap, every few packets, and whenever ePSN
-	 * moved past more than this packet: the requester only knows the
-	 * later PSNs as SACKed and cannot complete them until told.
+	 * ACK when asked to, every few packets (more often while a hole
+	 * exists, so the sender's loss detector sees fresh SACKs), and
+	 * whenever ePSN moved past more than this packet: the requester
+	 * only knows the later PSNs as SACKed and cannot complete them
+	 * until told.
 	 */
-	if (d || (pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
-	    qp->rq.since_ack >= MROCE_ACK_EVERY ||
+	if ((pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
+	    qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
+				 MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY) ||
 	    mroce_psn_fwd(epsn, qp->rq.epsn) > 1)
 		mroce_resp_ack(qp, pi, 0, 0, 0);
 out:

@@ -17,9 +17,9 @@
 #include <linux/minmax.h>
 #include <linux/types.h>
 
-#define MROCE_RTO_MIN_US	5000	/* > one 4 ms jiffy at HZ=250 */
+#define MROCE_RTO_MIN_US	5000	/* above host scheduling jitter */
 #define MROCE_RTO_MAX_US	200000
-#define MROCE_RTO_INIT_US	50000	/* before the first sample */
+#define MROCE_RTO_INIT_US	10000	/* before the first sample */
 #define MROCE_RTO_MAX_BACKOFF	6
 
 struct mroce_rto {
@@ -77,6 +77,18 @@ static inline void mroce_rto_expired(struct mroce_rto *r)
 static inline void mroce_rto_progress(struct mroce_rto *r)
 {
 	r->backoff = 0;
+}
+
+/*
+ * The verbs retry budget: a QP without progress for T x (retry_cnt + 1),
+ * T = 4.096 us x 2^timeout (the IB local ACK timeout), fails with
+ * RETRY_EXC_ERR.  In ns; 0 for timeout 0 (wait forever).
+ */
+static inline u64 mroce_verbs_retry_ns(u8 timeout, u8 retry_cnt)
+{
+	if (!timeout)
+		return 0;
+	return (4096ULL << min_t(u8, timeout, 31)) * (retry_cnt + 1ULL);
 }
 
 #endif /* MROCE_RTO_H */

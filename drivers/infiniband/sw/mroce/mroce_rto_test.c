@@ -104,7 +104,23 @@ static void mroce_rto_test_variance(struct kunit *test)
 	KUNIT_EXPECT_LE(test, mroce_rto_us(&r), 40000U);
 }
 
+/* The verbs retry limit: T x (retry_cnt + 1), T = 4.096 us x 2^timeout. */
+static void mroce_rto_test_verbs_retry(struct kunit *test)
+{
+	/* NCCL's timeout 20, retry_cnt 7: 8 x 4.29 s */
+	KUNIT_EXPECT_EQ(test, mroce_verbs_retry_ns(20, 7), 8ULL * 4294967296ULL);
+	KUNIT_EXPECT_EQ(test, mroce_verbs_retry_ns(14, 0), 67108864ULL);
+	KUNIT_EXPECT_EQ(test, mroce_verbs_retry_ns(17, 3), 4ULL * 536870912ULL);
+	/* 0: wait forever */
+	KUNIT_EXPECT_EQ(test, mroce_verbs_retry_ns(0, 7), 0ULL);
+	/* the 5-bit maximum does not overflow */
+	KUNIT_EXPECT_EQ(test, mroce_verbs_retry_ns(31, 7), 8ULL * (4096ULL << 31));
+	KUNIT_EXPECT_EQ(test, mroce_verbs_retry_ns(255, 7),
+			mroce_verbs_retry_ns(31, 7));
+}
+
 static struct kunit_case mroce_rto_cases[] = {
+	KUNIT_CASE(mroce_rto_test_verbs_retry),
 	KUNIT_CASE(mroce_rto_test_initial),
 	KUNIT_CASE(mroce_rto_test_first_sample),
 	KUNIT_CASE(mroce_rto_test_converges),

@@ -8,6 +8,8 @@
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "mroce.h"
@@ -171,6 +173,9 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RTO_EVENTS].name = "rto_events",
 	[MROCE_CNT_RETX_SACK].name = "retx_sack",
 	[MROCE_CNT_RETX_SPURIOUS].name = "retx_spurious",
+	[MROCE_CNT_LOSS_PATH_SEQ].name = "loss_path_seq",
+	[MROCE_CNT_LOSS_RACK].name = "loss_rack",
+	[MROCE_CNT_TLP_PROBES].name = "tlp_probes",
 	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };
@@ -208,6 +213,57 @@ static int mroce_get_hw_stats(struct ib_device *ibdev,
 	return MROCE_NUM_COUNTERS;
 }
 
+/* Per-QP counters and transport state for "rdma resource show qp -dd". */
+static const enum mroce_counter mroce_qp_counters[] = {
+	MROCE_CNT_TX_PKTS, MROCE_CNT_TX_BYTES, MROCE_CNT_RETX_PKTS,
+	MROCE_CNT_RETX_SACK, MROCE_CNT_LOSS_PATH_SEQ, MROCE_CNT_LOSS_RACK,
+	MROCE_CNT_TLP_PROBES, MROCE_CNT_RTO_EVENTS, MROCE_CNT_RETX_SPURIOUS,
+	MROCE_CNT_RX_DUP_PKTS, MROCE_CNT_RX_OOO_PKTS, MROCE_CNT_RNR_NAKS_RCVD,
+};
+
+static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct nlattr *nest;
+	u32 v[7];
+	int i;
+
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(mroce_qp_counters); i++) {
+		enum mroce_counter c = mroce_qp_counters[i];
+
+		if (rdma_nl_put_driver_u64(msg, mroce_counter_descs[c].name,
+					   atomic64_read(&qp->qcnt[c])))
+			goto err;
+	}
+	if (ibqp->qp_type == IB_QPT_RC) {
+		spin_lock_bh(&qp->sq.lock);
+		v[0] = qp->sq.rto.srtt_us;
+		v[1] = qp->sq.rto.rttvar_us;
+		v[2] = qp->sq.min_rtt_us;
+		v[3] = mroce_rto_us(&qp->sq.rto);
+		v[4] = qp->sq.sb.k;
+		v[5] = qp->sq.cc.cwnd_pkts;
+		v[6] = mroce_sb_outstanding(&qp->sq.sb);
+		spin_unlock_bh(&qp->sq.lock);
+		if (rdma_nl_put_driver_u32(msg, "srtt_us", v[0]) ||
+		    rdma_nl_put_driver_u32(msg, "rttvar_us", v[1]) ||
+		    rdma_nl_put_driver_u32(msg, "min_rtt_us", v[2]) ||
+		    rdma_nl_put_driver_u32(msg, "rto_us", v[3]) ||
+		    rdma_nl_put_driver_u32(msg, "reorder_pkts", v[4]) ||
+		    rdma_nl_put_driver_u32(msg, "cwnd_pkts", v[5]) ||
+		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]))
+			goto err;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+err:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
 const struct ib_device_ops mroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = MROCE_DRIVER_ID,
@@ -241,6 +297,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
 	.query_qp = mroce_query_qp,
+	.fill_res_qp_entry = mroce_fill_res_qp_entry,
 	.reg_user_mr = mroce_reg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
 	.resize_cq = mroce_resize_cq,

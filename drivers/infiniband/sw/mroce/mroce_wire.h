@@ -279,7 +279,8 @@ enum mroce_opcode {
 
 /* KH.echo_flags */
 #define MROCE_ECHO_CE		BIT(0)	/* triggering packet arrived CE */
-#define MROCE_ECHO_DEFINED	BIT(0)
+#define MROCE_ECHO_DUP		BIT(1)	/* ... was a duplicate */
+#define MROCE_ECHO_DEFINED	(MROCE_ECHO_CE | MROCE_ECHO_DUP)
 
 /* NKH.code */
 enum mroce_nak_code {

@@ -104,7 +104,7 @@ static void spec_reserved_map(u8 opcode, u8 *m)
 	case MROCE_OP_ACK:
 		set_bytes(m, 16, 4, 0xff);	/* path_seq */
 		set_bytes(m, 21, 3, 0xff);	/* MSN */
-		m[54] = 0xfe;			/* echo_flags bits 7..1 */
+		m[54] = 0xfc;			/* echo_flags bits 7..2 */
 		m[55] = 0xff;			/* KH reserved */
 		break;
 	case MROCE_OP_PROBE:
@@ -269,7 +269,7 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 			pi->echo_path_seq = rnd32(r);
 			pi->echo_psn = rnd32(r) & U24;
 			pi->echo_path_id = rndn(r, MROCE_WIRE_MAX_PATHS);
-			pi->echo_flags = rnd32(r) & MROCE_ECHO_CE;
+			pi->echo_flags = rnd32(r) & MROCE_ECHO_DEFINED;
 			pi->ack_delay_us = rnd32(r);
 		}
 		pi->rate_hint_mbps = rnd32(r);
@@ -446,7 +446,7 @@ static void check_accepted(struct kunit *test, const u8 *pkt, unsigned int len,
 	if (pi->opcode == MROCE_OP_ACK || pi->opcode == MROCE_OP_NAK) {
 		KUNIT_EXPECT_LE(test, pi->ce_count, pi->rx_count);
 		KUNIT_EXPECT_EQ(test, pi->sack[0] & 1, 0);
-		KUNIT_EXPECT_EQ(test, pi->echo_flags & ~MROCE_ECHO_CE, 0);
+		KUNIT_EXPECT_EQ(test, pi->echo_flags & ~MROCE_ECHO_DEFINED, 0);
 	}
 	if (pi->opcode == MROCE_OP_NAK) {
 		KUNIT_EXPECT_GE(test, pi->nak_code, 1);
