@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mroce path table: the N paths (UDP source ports) of one connection and
+ * what the sender knows about each of them (spec "Multipath").
+ *
+ * - Spraying: new packets go to the active paths with free path window,
+ *   chosen by a smooth weighted round-robin over the path weights w_p.
+ * - Penalty: a declared loss halves w_p and cwnd_p, an ECN echo or a
+ *   queueing delay above target_qdelay scales them by (1 - alpha_p / 2);
+ *   each kind of decrease at most once per round trip of the path.  A
+ *   round trip without loss or mark gives back 1/16 of weight and one
+ *   packet of window.
+ * - Failure: an RTO, or 4 consecutive losses without a delivery, kills
+ *   a path: its entropy generation moves on (a new source port, see
+ *   mroce_wire_sport()) and it is probed until an ACK answers a probe.
+ * - Loss detection rule 1: the highest delivered path sequence number.
+ *
+ * Pure code: no ib_core headers, no locking (the caller holds the lock
+ * that serialises its sender, the QP's sq lock), no clock: times are
+ * passed in as microseconds on any monotonic u64 clock.  KUnit suite
+ * mroce_path.
+ *
+ * Units: w_p counts 1/16 (MROCE_PATH_W_ONE is a weight of 1), cwnd_p and
+ * in-flight count packets, alpha_p is a fraction of MROCE_PATH_ALPHA_ONE.
+ * Path ids are ints 0 .. n - 1; functions given another id do nothing
+ * (and return false / 0).
+ */
+#ifndef MROCE_PATH_H
+#define MROCE_PATH_H
+
+#include <linux/bitops.h>
+#include <linux/bits.h>
+#include <linux/types.h>
+
+#define MROCE_PATHS_MAX			64	/* MROCE_WIRE_MAX_PATHS */
+#define MROCE_PATHS_DEF			16	/* MROCE_WIRE_DEF_PATHS */
+
+#define MROCE_PATH_W_ONE		16	/* weight 1, the start value */
+#define MROCE_PATH_W_MIN		1	/* 1/16 */
+#define MROCE_PATH_W_REVIVE		4	/* 1/4 after a revival */
+
+#define MROCE_PATH_ALPHA_SHIFT		16
+#define MROCE_PATH_ALPHA_ONE		BIT(MROCE_PATH_ALPHA_SHIFT)
+#define MROCE_PATH_ALPHA_GAIN_SHIFT	4	/* EWMA gain 1/16 */
+#define MROCE_PATH_SRTT_SHIFT		3	/* SRTT_p gain 1/8 */
+
+#define MROCE_PATH_TARGET_QDELAY_US	25	/* default qdelay_target_us */
+#define MROCE_PATH_RTT_DEF_US		100	/* round trip before samples */
+#define MROCE_PATH_DEAD_LOSSES		4	/* consecutive, no delivery */
+#define MROCE_PATH_PROBE_MIN_US		100	/* probe every max(SRTT, this) */
+#define MROCE_PATH_PROBES_PER_GEN	3	/* unanswered, then gen++ */
+#define MROCE_PATH_REORDER_PKTS		3	/* K of loss rule 1 */
+
+enum mroce_path_state {
+	MROCE_PATH_ACTIVE,
+	MROCE_PATH_DEAD,	/* not used for data, probed */
+};
+
+/* Per-path counters (spec "Per-path statistics"); they only grow. */
+struct mroce_path_stats {
+	u64 tx_pkts;		/* transmissions, retransmissions included */
+	u64 retx_pkts;		/* of which retransmissions */
+	u64 delivered;		/* mroce_paths_delivered() */
+	u64 lost;		/* mroce_paths_lost() */
+	u64 ce_echoes;		/* ACKs echoing the path with ECHO_CE */
+	u64 qdelay_marks;	/* echoes with SRTT_p - min_rtt > target */
+	u64 rtt_samples;
+	u64 probes;		/* PROBEs sent */
+	u32 deaths;
+	u32 revivals;
+};
+
+/*
+ * One path.  The integrator reads these fields for statistics, for
+ * path[0 .. n - 1]; only the functions below write them.
+ */
+struct mroce_path {
+	u8 state;		/* enum mroce_path_state */
+	u8 gen;			/* entropy generation, source port */
+	u8 w;			/* weight, 1/16 units, 1 .. 16 */
+	u8 consec_lost;		/* losses since the last delivery */
+	u8 gen_probes;		/* probes sent in this generation */
+	bool high_valid;	/* high_seq holds a delivered path seq */
+	bool round_dirty;	/* a loss or mark in the current round */
+	s32 credit;		/* smooth weighted round-robin */
+	u32 cwnd;		/* path window, packets, >= 1 */
+	u32 inflight;		/* packets sent and not delivered or lost */
+	u32 tx_seq;		/* path sequence number of the next transmission */
+	u32 high_seq;		/* highest delivered path sequence number */
+	u32 gen_seq;		/* first path seq of this generation */
+	u32 srtt_x8;		/* SRTT_p x 8, us; 0: no sample in this gen */
+	u32 min_rtt_us;		/* 0: no sample in this generation */
+	u32 alpha;		/* EWMA of marked echoes, of ALPHA_ONE */
+	u64 round_end_us;	/* current round trip ends */
+	u64 loss_hold_us;	/* no loss decrease before */
+	u64 mark_hold_us;	/* no mark decrease before */
+	u64 next_probe_us;	/* dead: next probe due */
+	u64 last_delivery_us;	/* 0: never */
+	struct mroce_path_stats stats;
+};
+
+/* The path table of one connection (one direction). */
+struct mroce_paths {
+	u32 n;			/* paths 0 .. n - 1, 1 .. MROCE_PATHS_MAX */
+	u32 win_pkts;		/* connection window W, cap of every cwnd_p */
+	bool windowed;		/* path windows limit spraying */
+	u64 active;		/* bit id: path id is active */
+	u32 min_rtt_us;		/* over all paths; 0: no sample */
+	u32 qdelay_target_us;	/* SRTT_p - min_rtt above: a mark; 0: off */
+	struct mroce_path path[];
+};
+
+/* Bytes to allocate for a table of @n paths. */
+static inline size_t mroce_paths_size(u32 n)
+{
+	return sizeof(struct mroce_paths) + (size_t)n * sizeof(struct mroce_path);
+}
+
+static inline bool mroce_paths_valid(const struct mroce_paths *ps, int id)
+{
+	return id >= 0 && id < (int)ps->n;
+}
+
+static inline bool mroce_paths_active(const struct mroce_paths *ps, int id)
+{
+	return mroce_paths_valid(ps, id) && (ps->active & BIT_ULL(id));
+}
+
+static inline u32 mroce_paths_nr_active(const struct mroce_paths *ps)
+{
+	return hweight64(ps->active);
+}
+
+/* SRTT_p in microseconds, 0 before the first sample of this generation. */
+static inline u32 mroce_path_srtt_us(const struct mroce_path *p)
+{
+	return p->srtt_x8 >> MROCE_PATH_SRTT_SHIFT;
+}
+
+/* "active" or "dead", for statistics. */
+static inline const char *mroce_path_state_name(const struct mroce_path *p)
+{
+	return p->state == MROCE_PATH_ACTIVE ? "active" : "dead";
+}
+
+/*
+ * May a new packet go on @id now?  Active, and below its path window if
+ * windows apply.  Retransmissions do not ask (mroce_paths_pick_retx()).
+ */
+static inline bool mroce_paths_has_window(const struct mroce_paths *ps, int id)
+{
+	const struct mroce_path *p;
+
+	if (!mroce_paths_active(ps, id))
+		return false;
+	p = &ps->path[id];
+	return !ps->windowed || p->inflight < p->cwnd;
+}
+
+/*
+ * Loss detection rule 1: has a transmission on path @id with path
+ * sequence number at least @seq + @k been delivered?  Modulo 2^32 with
+ * the half-space rule: the highest delivered number counts if it is
+ * 0 .. 2^31 - 1 steps at or beyond @seq + @k.
+ */
+static inline bool mroce_paths_seq_lost(const struct mroce_paths *ps, int id,
+					u32 seq, u32 k)
+{
+	const struct mroce_path *p;
+
+	if (!mroce_paths_valid(ps, id))
+		return false;
+	p = &ps->path[id];
+	return p->high_valid && (s32)(p->high_seq - (seq + k)) >= 0;
+}
+
+/*
+ * Set up @ps (mroce_paths_size(@n) bytes) for @n paths, all active with
+ * weight 1 and cwnd_p = ceil(@win_pkts / @n), entropy generation 0,
+ * qdelay_target_us = 25 (the caller may change it afterwards).
+ * @windowed false: path windows never hold packets back (a congestion
+ * control without per-path windows, such as "none").  -EINVAL if @n is
+ * not 1 .. MROCE_PATHS_MAX.
+ */
+int mroce_paths_init(struct mroce_paths *ps, u32 n, u32 win_pkts,
+		     bool windowed, u64 now_us);
+
+/*
+ * Path for the next new packet: smooth weighted round-robin over the
+ * active paths with window; -1 if there is none (wait for an ACK or a
+ * revival).  Updates the round-robin state: call it only when the packet
+ * will be sent (connection window and pacer already agreed).  O(n).
+ */
+int mroce_paths_pick(struct mroce_paths *ps);
+
+/*
+ * Path for the retransmission of a packet whose lost transmission went
+ * on @lost_on: @lost_on itself if active, whether or not its window is
+ * full (the retransmission takes the slot the loss released); else the
+ * active path with the most free window (cwnd_p - in flight, ties to the
+ * lowest id); else, every path being dead, mroce_paths_fallback().
+ * Never -1.
+ */
+int mroce_paths_pick_retx(struct mroce_paths *ps, int lost_on);
+
+/*
+ * Every path is dead: the path with the most recent delivery (ties and
+ * "never" to the lowest id), on which the oldest packet is retransmitted
+ * under RTO backoff.  Its transmissions count as probes: an ACK echoing
+ * one revives the path (mroce_paths_probe_acked()).
+ */
+int mroce_paths_fallback(const struct mroce_paths *ps);
+
+/*
+ * A request packet (@retx: a retransmission) is being sent on @id:
+ * counts it in flight and returns its path sequence number.
+ */
+u32 mroce_paths_sent(struct mroce_paths *ps, int id, bool retx);
+
+/*
+ * The transmission (@id, @path_seq) was delivered (cumulative ACK or
+ * SACK).  @in_flight: it had not been declared lost since it was sent,
+ * so it leaves the path's in-flight count now; false after
+ * mroce_paths_lost() took it out already.  Either way the delivery
+ * updates the highest delivered path sequence number and clears the
+ * consecutive losses.  In-flight never goes below zero.
+ */
+void mroce_paths_delivered(struct mroce_paths *ps, int id, u32 path_seq,
+			   bool in_flight, u64 now_us);
+
+/*
+ * An ACK echoed path @id: @rtt_us is its RTT sample (0: none), @ce its
+ * ECHO_CE.  Updates SRTT_p, min_rtt_p, the connection min_rtt and
+ * alpha_p; a mark (ECHO_CE, or SRTT_p - min_rtt > qdelay_target_us) scales
+ * w_p and cwnd_p by (1 - alpha_p / 2), at most once per SRTT_p; a round
+ * trip (SRTT_p) without loss or mark adds 1/16 to w_p (up to 1) and one
+ * packet to cwnd_p (up to the connection window).  Echoes of a dead path
+ * are ignored: call mroce_paths_probe_acked() first.
+ */
+void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
+		      u64 now_us);
+
+/*
+ * A transmission on @id was declared lost: it leaves the in-flight
+ * count, and w_p and cwnd_p halve (at least 1/16 and 1), at most once
+ * per SRTT_p.  Returns true if this was the 4th consecutive loss without
+ * a delivery and the path died of it (as mroce_paths_kill()).
+ */
+bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us);
+
+/*
+ * The RTO expired for a packet last sent on @id: the path dies, its
+ * generation moves on (mod 256: the caller derives the new source port,
+ * mroce_wire_sport(base, id, gen)) and a probe is due at once.  Returns
+ * true if the path was active.
+ */
+bool mroce_paths_kill(struct mroce_paths *ps, int id, u64 now_us);
+
+/*
+ * A dead path whose probe is due at @now_us, or -1.  The probe counts as
+ * sent: it takes the path sequence number stored in @path_seq, and the
+ * next one is due max(@srtt_us, 100 us) later.  Before the 4th probe of
+ * a generation (3 unanswered) the generation moves on again: read the
+ * path's gen for the source port after this call.  Call it until -1.
+ */
+int mroce_paths_probe_due(struct mroce_paths *ps, u64 now_us, u32 srtt_us,
+			  u32 *path_seq);
+
+/* When the next probe is due, U64_MAX if no path is dead. */
+u64 mroce_paths_next_probe_us(const struct mroce_paths *ps);
+
+/*
+ * An ACK echoed (@id, @path_seq).  If @id is dead and @path_seq belongs
+ * to its current generation (a probe, or a fallback retransmission) the
+ * path is active again with w_p = 1/4 and cwnd_p = 1: returns true.
+ * Echoes of older generations are stale and ignored.
+ */
+bool mroce_paths_probe_acked(struct mroce_paths *ps, int id, u32 path_seq,
+			     u64 now_us);
+
+/* Free window of @id: 0 if dead or full, U32_MAX if !windowed. */
+u32 mroce_paths_free_window(const struct mroce_paths *ps, int id);
+
+/*
+ * Connection window the path windows allow: the sum of cwnd_p over the
+ * active paths, at most win_pkts (win_pkts if !windowed).
+ */
+u32 mroce_paths_window(const struct mroce_paths *ps);
+
+/*
+ * max SRTT_p - min SRTT_p over the active paths with a sample: the
+ * reordering spread for RACK's reo_wnd (loss detection rule 2).
+ */
+u32 mroce_paths_srtt_spread_us(const struct mroce_paths *ps);
+
+#endif /* MROCE_PATH_H */
