@@ -110,6 +110,7 @@ static struct {
 	unsigned int ops;
 	bool events;
 	bool strict;		/* deviations from IBA/MetaRoCE are failures */
+	bool reorder;		/* the network may reorder (local option) */
 	unsigned int timeout;
 	int verbose;
 	unsigned int corrupt_batch;	/* self-test */
@@ -2272,6 +2273,17 @@ static bool error_case(int k, int dir, uint64_t *s, bool *rejected)
 		 * receive buffer is undefined after the error) */
 		if (k == EC_SEND_LONG)
 			memcpy(g.img + rcv_off, g.buf + rcv_off, 64);
+		/*
+		 * Over a reordering network the follow-up WRITE and SEND may
+		 * have been placed before the failing request was reported
+		 * (MetaRoCE places on arrival, reports errors in PSN order):
+		 * their 100-byte targets may hold either contents.
+		 */
+		if (opt.reorder) {
+			memcpy(g.img + slot_base(6), g.buf + slot_base(6), 100);
+			memcpy(g.img + rcv_off, g.buf + rcv_off, 100);
+			memcpy(g.img + rcv2_off, g.buf + rcv2_off, 100);
+		}
 		verify_mem(g.buf, g.img, g.buflen, NULL,
 			   "responder memory after a remote access violation");
 		verify_mem(g.ebuf, g.eimg, g.eblen, NULL,
@@ -2555,6 +2567,9 @@ static void usage(FILE *f)
 "  -e, --events           wait with CQ events (ibv_req_notify_cq +\n"
 "                         ibv_get_cq_event) instead of busy polling\n"
 "  -t, --timeout SEC      fail after SEC s without progress (default 30)\n"
+"      --reorder          the network reorders: in the errors phase, the\n"
+"                         follow-up WRITE/SEND targets may have been written\n"
+"                         before the error was reported (local option)\n"
 "      --strict           fail on known deviations from IBA/MetaRoCE that\n"
 "                         are otherwise tolerated and printed as DEVIATION\n"
 "                         (rxe: SEND longer than the receive completes\n"
@@ -2628,7 +2643,7 @@ static unsigned int parse_ops(const char *list)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_SERVER = 256, O_CLIENT, O_SEED, O_MAX, O_OPS, O_CORRUPT,
-	       O_STRICT };
+	       O_STRICT, O_REORDER };
 	static const struct option lo[] = {
 		{ "dev", required_argument, NULL, 'd' },
 		{ "ib-dev", required_argument, NULL, 'd' },
@@ -2647,6 +2662,7 @@ static void parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "corrupt-batch", required_argument, NULL, O_CORRUPT },
 		{ "strict", no_argument, NULL, O_STRICT },
+		{ "reorder", no_argument, NULL, O_REORDER },
 		{ 0 }
 	};
 	int c;
@@ -2682,6 +2698,7 @@ static void parse_args(int argc, char **argv)
 		case O_OPS: opt.ops = parse_ops(optarg); opt.set_ops = true; break;
 		case 'e': opt.events = true; opt.set_events = true; break;
 		case O_STRICT: opt.strict = true; opt.set_strict = true; break;
+		case O_REORDER: opt.reorder = true; break;
 		case 't':
 			opt.timeout = (unsigned int)parse_size(optarg, "--timeout");
 			opt.set_timeout = true;

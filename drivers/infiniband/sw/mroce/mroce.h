@@ -21,6 +21,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_path.h"
 #include "mroce_rto.h"
 #include "mroce_sb.h"
 #include "mroce_wire.h"
@@ -78,6 +79,7 @@ enum mroce_counter {
 	MROCE_CNT_RX_DROP_NO_RWQE,
 	MROCE_CNT_RX_DUP_PKTS,
 	MROCE_CNT_RX_OOO_PKTS,
+	MROCE_CNT_RX_CE_PKTS,
 	MROCE_CNT_TX_PKTS,
 	MROCE_CNT_TX_BYTES,
 	MROCE_CNT_TX_DROP,
@@ -90,6 +92,9 @@ enum mroce_counter {
 	MROCE_CNT_LOSS_PATH_SEQ,
 	MROCE_CNT_LOSS_RACK,
 	MROCE_CNT_TLP_PROBES,
+	MROCE_CNT_PATH_DEAD,
+	MROCE_CNT_PATH_REVIVED,
+	MROCE_CNT_TX_PROBES,
 	MROCE_CNT_RNR_NAKS_RCVD,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
@@ -311,7 +316,8 @@ struct mroce_qp {
 		u32 slot_wqe[MROCE_WINDOW];	/* PSN -> ring index */
 		u64 read_seen[MROCE_WINDOW];	/* READ chunk segments */
 		struct mroce_sb sb;	/* per-PSN send state, loss detector */
-		u32 tx_seq;		/* next path sequence number */
+		struct mroce_paths *paths;	/* spraying, penalty, probing */
+		u16 path_hash;		/* source-port base of the paths */
 		u32 min_rtt_us;
 		u64 last_progress;	/* jiffies of the last ACK progress */
 		struct mroce_rto rto;
@@ -321,6 +327,7 @@ struct mroce_qp {
 		u64 reo_at;
 		u64 tlp_at;
 		u64 rto_at;
+		u64 probe_at;		/* a dead path is to be probed */
 		bool tlp_out;		/* a probe is out, no ACK since */
 		u32 rnr_left;
 		bool rnr_wait;
@@ -341,6 +348,7 @@ struct mroce_qp {
 		struct mroce_rslot slot[MROCE_WINDOW];
 		u32 rq_done;		/* next rq_seq to complete */
 		u32 since_ack;
+		u32 ce_since_ack;	/* CE-marked arrivals since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
 		struct mroce_atomic_res *atomic_res;
 		u32 atomic_next;
@@ -392,6 +400,7 @@ static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 }
 
 /* mroce_main.c */
+extern unsigned int mroce_num_paths;
 void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);
@@ -470,6 +479,7 @@ void mroce_sq_flush(struct mroce_qp *qp);
 void mroce_sq_release(struct mroce_qp *qp);
 
 /* mroce_resp.c: responder */
+void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi);
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);
 void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,

@@ -47,6 +47,8 @@ struct mroce_cc_ops {
 	void (*on_ack)(struct mroce_cc_state *cc, const struct mroce_cc_ack *ack);
 	/* optional: @lost_pkts were declared lost (SACK or timeout) */
 	void (*on_loss)(struct mroce_cc_state *cc, u32 lost_pkts, bool timeout);
+	/* the transport applies per-path windows (cwnd_p) for it */
+	bool path_windows;
 	/* optional: release private resources */
 	void (*release)(struct mroce_cc_state *cc);
 };

@@ -23,6 +23,27 @@ MODULE_LICENSE("GPL");
 
 static char *cc_algo = "none";
 module_param(cc_algo, charp, 0444);
+
+unsigned int mroce_num_paths = MROCE_PATHS_DEF;
+static int mroce_set_paths(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err)
+		return err;
+	if (n < 1 || n > MROCE_PATHS_MAX)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops mroce_paths_ops = {
+	.set = mroce_set_paths,
+	.get = param_get_uint,
+};
+module_param_cb(paths, &mroce_paths_ops, &mroce_num_paths, 0644);
+MODULE_PARM_DESC(paths, "paths (UDP source ports) per RC connection, 1..64, taken at QP creation (default 16)");
 MODULE_PARM_DESC(cc_algo, "Congestion control algorithm of new devices (default: none)");
 
 /* Serialises device creation, so one netdev never gets two devices. */

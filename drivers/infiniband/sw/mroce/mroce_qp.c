@@ -99,6 +99,16 @@ static void mroce_qp_free_queues(struct mroce_qp *qp)
 	kvfree(qp->sq.inline_buf);
 	kvfree(qp->rq.wqe);
 	kfree(qp->rq.atomic_res);
+	kfree(qp->sq.paths);
+}
+
+/* All paths fresh and active; the count is fixed at creation. */
+static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
+{
+	if (qp->sq.paths)
+		mroce_paths_init(qp->sq.paths, n ?: qp->sq.paths->n,
+				 MROCE_WINDOW, qp->mdev->cc->path_windows,
+				 div_u64(ktime_get_ns(), NSEC_PER_USEC));
 }
 
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -155,6 +165,16 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
 	if (err)
 		goto err_queues;
+	if (init->qp_type == IB_QPT_RC) {
+		u32 n = READ_ONCE(mroce_num_paths);
+
+		qp->sq.paths = kzalloc(mroce_paths_size(n), GFP_KERNEL);
+		if (!qp->sq.paths) {
+			err = -ENOMEM;
+			goto err_queues;
+		}
+		mroce_qp_paths_init(qp, n);
+	}
 
 	if (init->qp_type == IB_QPT_GSI) {
 		/* QP1 by definition; one per port */
@@ -264,7 +284,8 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.rnr_wait = false;
 	mroce_rto_init(&qp->sq.rto);
 	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
-	qp->sq.tx_seq = 0;
+	mroce_qp_paths_init(qp, 0);
+	qp->sq.probe_at = 0;
 	qp->sq.min_rtt_us = 0;
 	qp->sq.timer_at = 0;
 	qp->sq.reo_at = 0;
@@ -372,13 +393,14 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		spin_lock(&qp->sq.lock);
 		qp->sq.psn = attr->sq_psn & MROCE_WIRE_U24_MASK;
 		mroce_sb_init(&qp->sq.sb, qp->sq.psn);
+		mroce_qp_paths_init(qp, 0);
 		spin_unlock(&qp->sq.lock);
 	}
-	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
-		/* path 0's entropy: spread connections over ECMP links */
-		qp->sport = mroce_wire_sport(jhash_2words(ibqp->qp_num,
-							  qp->dest_qpn, 0),
-					     0, 0);
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN)) {
+		/* path entropy: spread connections and their paths over ECMP */
+		qp->sq.path_hash = jhash_2words(ibqp->qp_num, qp->dest_qpn, 0);
+		qp->sport = mroce_wire_sport(qp->sq.path_hash, 0, 0);
+	}
 	err = 0;
 	if (new == cur)
 		goto out;

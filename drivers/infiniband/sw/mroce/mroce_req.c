@@ -169,8 +169,25 @@ static void mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
 			       false);
 }
 
-/* Send (or resend) packet @k of the WQE in ring slot @idx. */
-static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
+static u64 mroce_now_us64(void)
+{
+	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/* The UDP source port of path @id in its current generation. */
+static u16 mroce_path_sport(struct mroce_qp *qp, int id)
+{
+	return mroce_wire_sport(qp->sq.path_hash, id,
+				qp->sq.paths->path[id].gen);
+}
+
+/*
+ * Send (or resend) packet @k of the WQE in ring slot @idx.  A new packet
+ * goes on @path (the caller picked it, with window); a resend on the path
+ * that lost it unless that one is dead (@path ignored).
+ */
+static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx,
+			   int path)
 {
 	struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
 	const struct mroce_send_wqe *w = &sw->wqe;
@@ -200,9 +217,16 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 			pi.sink_va = sw->sge[0].addr;
 			pi.sink_key = sw->sge[0].lkey;
 		}
-		/* a re-request asks for the first to the last missing segment */
+		/*
+		 * A re-request asks for the first run of missing segments
+		 * only: the response ending it (ACK_REQ) shows what else is
+		 * missing, and nothing that arrived is sent twice.
+		 */
 		if (retx && missing) {
-			u32 first = __ffs64(missing), last = fls64(missing);
+			u32 first = __ffs64(missing), last;
+			u64 rest = ~(missing >> first);
+
+			last = rest ? first + __ffs64(rest) : 64;
 
 			pi.offset = first * qp->pmtu;
 			pi.rd_length = min(clen, last * qp->pmtu) - pi.offset;
@@ -256,11 +280,20 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 	 */
 	if (retx && (mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ))
 		pi.flags |= MROCE_F_ACK_REQ;
-	pi.path_id = 0;
-	pi.path_seq = qp->sq.tx_seq++;
+	if (retx)
+		path = mroce_paths_pick_retx(qp->sq.paths,
+					     mroce_sb_slot(&qp->sq.sb, pi.psn)->path);
+	pi.path_id = path;
+	pi.path_seq = mroce_paths_sent(qp->sq.paths, path, retx);
 	pi.ts_us = mroce_now_us();
+	/*
+	 * A READ or ATOMIC request the peer acknowledged whose response is
+	 * incomplete is asked again; the scoreboard is done with its PSN,
+	 * nothing to record.
+	 */
 	if (!mroce_sb_sent(&qp->sq.sb, pi.psn, pi.path_id, pi.path_seq,
-			   pi.ts_us)) {
+			   pi.ts_us) &&
+	    !(retx && mroce_op_is_rd_atomic(w->opcode))) {
 		WARN_ONCE(1, "mroce: PSN %u outside the send window\n", pi.psn);
 		return;
 	}
@@ -274,7 +307,26 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx)
 		mroce_swqe_gather(sw, off, skb_put(skb, len), len);
 	if (retx)
 		mroce_qcount(qp, MROCE_CNT_RETX_PKTS, 1);
-	mroce_pkt_send_path(qp, skb, &pi, qp->sport);
+	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, path));
+}
+
+/* PROBE path @id (dead, new entropy) with path sequence number @seq. */
+static void mroce_req_probe(struct mroce_qp *qp, int id, u32 seq)
+{
+	struct mroce_pkt_info pi = {
+		.opcode = MROCE_OP_PROBE,
+		.path_id = id,
+		.path_seq = seq,
+		.ts_us = mroce_now_us(),
+	};
+	struct sk_buff *skb = mroce_pkt_alloc(qp, 0);
+
+	if (!skb) {
+		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
+		return;
+	}
+	mroce_qcount(qp, MROCE_CNT_TX_PROBES, 1);
+	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, id));
 }
 
 /*
@@ -293,6 +345,8 @@ static void mroce_loss_timer_arm(struct mroce_qp *qp)
 		at = min(at, qp->sq.tlp_at);
 	if (qp->sq.rto_at)
 		at = min(at, qp->sq.rto_at);
+	if (qp->sq.probe_at)
+		at = min(at, qp->sq.probe_at);
 	if (at == U64_MAX) {
 		qp->sq.timer_at = 0;
 		hrtimer_try_to_cancel(&qp->sq.loss_timer);
@@ -335,6 +389,14 @@ static void mroce_loss_timers_sent(struct mroce_qp *qp)
 		mroce_rto_restart(qp, now);
 	mroce_tlp_restart(qp, now);
 	mroce_loss_timer_arm(qp);
+}
+
+/* Dead paths wait for probes: when is the next one due (ns)? */
+static void mroce_probe_restart(struct mroce_qp *qp)
+{
+	u64 at = mroce_paths_next_probe_us(qp->sq.paths);
+
+	qp->sq.probe_at = at == U64_MAX ? 0 : at * NSEC_PER_USEC;
 }
 
 static void mroce_loss_timers_stop(struct mroce_qp *qp)
@@ -575,7 +637,7 @@ static bool mroce_req_run_ud(struct mroce_qp *qp)
 static bool mroce_req_run(struct mroce_qp *qp)
 {
 	bool failed = false, empty, sent = false;
-	int budget = MROCE_TX_BUDGET;
+	int budget = MROCE_TX_BUDGET, path;
 	u32 prod;
 
 	mroce_sq_busy(qp);
@@ -612,7 +674,11 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		if (mroce_psn_fwd(mroce_sq_win_base(qp), qp->sq.psn) >=
 		    min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts))
 			break;
-		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false);
+		/* an active path with room in its window, by weight */
+		path = mroce_paths_pick(qp->sq.paths);
+		if (path < 0)
+			break;
+		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts)
 			qp->sq.cur++;
@@ -711,19 +777,16 @@ static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 
 	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
-		bool read = sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ;
 
 		for (k = 0; k < sw->sent; k++) {
 			if (mroce_psn_before(mroce_psn_add(sw->first_psn, k),
 					     from_psn) ||
 			    !mroce_req_missing(qp, sw, k))
 				continue;
-			/* READ re-requests are one small packet: not counted */
-			if (!read && !max)
+			if (!max)
 				return;
-			mroce_req_xmit(qp, idx, k, true);
-			if (!read)
-				max--;
+			mroce_req_xmit(qp, idx, k, true, -1);
+			max--;
 		}
 	}
 }
@@ -733,16 +796,25 @@ static void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 			   enum mroce_sb_event ev)
 {
 	struct mroce_qp *qp = ctx;
+	u64 now = mroce_now_us64();
 
 	switch (ev) {
 	case MROCE_SB_DELIVERED:
-		break;
+		/* a lost packet not resent yet is no longer in flight */
+		mroce_paths_delivered(qp->sq.paths, s->path, s->path_seq,
+				      !(s->flags & MROCE_SB_LOST), now);
+		return;
 	case MROCE_SB_LOST_PATH_SEQ:
 		mroce_qcount(qp, MROCE_CNT_LOSS_PATH_SEQ, 1);
 		break;
 	case MROCE_SB_LOST_RACK:
 		mroce_qcount(qp, MROCE_CNT_LOSS_RACK, 1);
 		break;
+	}
+	/* the loss is charged to its path; enough of them and it dies */
+	if (mroce_paths_lost(qp->sq.paths, s->path, now)) {
+		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
+		mroce_probe_restart(qp);
 	}
 }
 
@@ -760,6 +832,7 @@ static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 		.srtt_us = qp->sq.rto.srtt_us,
 		.rttvar_us = qp->sq.rto.rttvar_us,
 		.min_rtt_us = qp->sq.min_rtt_us,
+		.spread_us = mroce_paths_srtt_spread_us(qp->sq.paths),
 	};
 	u32 lost, wait, psn, k;
 
@@ -779,7 +852,7 @@ static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 			continue;
 		}
 		mroce_qcount(qp, MROCE_CNT_RETX_SACK, 1);
-		mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW], k, true);
+		mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW], k, true, -1);
 	}
 }
 
@@ -791,17 +864,21 @@ static void mroce_req_recover(struct mroce_qp *qp, u64 now)
  */
 static void mroce_req_tlp(struct mroce_qp *qp)
 {
-	struct mroce_swqe *sw;
-	u32 psn, k;
+	u32 idx = qp->sq.head, k;
 
-	if (!mroce_sb_newest(&qp->sq.sb, &psn))
-		return;
-	sw = mroce_sq_find(qp, psn, &k);
-	if (!sw || !mroce_req_missing(qp, sw, k))
-		return;
-	mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
-	qp->sq.tlp_out = true;
-	mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW], k, true);
+	/* the newest request packet still missing, READ/ATOMIC answers too */
+	while (idx != qp->sq.tail) {
+		struct mroce_swqe *sw = &qp->sq.wqe[--idx & qp->sq.ring.mask];
+
+		for (k = sw->sent; k-- > 0;) {
+			if (!mroce_req_missing(qp, sw, k))
+				continue;
+			mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
+			qp->sq.tlp_out = true;
+			mroce_req_xmit(qp, idx, k, true, -1);
+			return;
+		}
+	}
 }
 
 /*
@@ -813,6 +890,7 @@ static void mroce_req_tlp(struct mroce_qp *qp)
 static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 {
 	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	u32 psn;
 	/* verbs: give up after timeout x (retry_cnt + 1) without progress */
 	if (qp->timeout) {
 		u64 limit = nsecs_to_jiffies64(mroce_verbs_retry_ns(qp->timeout,
@@ -830,6 +908,13 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 	mroce_qcount(qp, MROCE_CNT_RTO_EVENTS, 1);
 	if (cc->on_loss)
 		cc->on_loss(&qp->sq.cc, 1, true);
+	/* the path that lost it is dead: new entropy, probed before reuse */
+	if (mroce_sb_oldest(&qp->sq.sb, &psn) &&
+	    mroce_paths_kill(qp->sq.paths, mroce_sb_slot(&qp->sq.sb, psn)->path,
+			     mroce_now_us64())) {
+		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
+		mroce_probe_restart(qp);
+	}
 	/* the ACK it provokes tells the detector about everything else */
 	mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
 	mroce_rto_expired(&qp->sq.rto);
@@ -847,11 +932,22 @@ enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t)
 	qp->sq.timer_at = 0;
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		goto out;
+	now = ktime_get_ns();
+	/* probes run while the SQ is idle too: a path revives meanwhile */
+	if (qp->sq.probe_at && now >= qp->sq.probe_at) {
+		u32 seq;
+		int id;
+
+		while ((id = mroce_paths_probe_due(qp->sq.paths,
+						   div_u64(now, NSEC_PER_USEC),
+						   qp->sq.rto.srtt_us, &seq)) >= 0)
+			mroce_req_probe(qp, id, seq);
+		mroce_probe_restart(qp);
+	}
 	if (qp->sq.tail == qp->sq.head) {
 		mroce_loss_timers_stop(qp);
 		goto out;
 	}
-	now = ktime_get_ns();
 	if (qp->sq.reo_at && now >= qp->sq.reo_at) {
 		qp->sq.reo_at = 0;
 		mroce_req_recover(qp, now);
@@ -942,7 +1038,17 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			ack.rtt_us = rtt;
 		}
 	}
+	if (pi->rx_count &&
+	    mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,
+				    pi->echo_path_seq, mroce_now_us64())) {
+		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
+		mroce_probe_restart(qp);
+	}
 	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, qp);
+	if (pi->rx_count)
+		mroce_paths_echo(qp->sq.paths, pi->echo_path_id, ack.rtt_us,
+				 pi->echo_flags & MROCE_ECHO_CE,
+				 mroce_now_us64());
 	if (delivered > 0)
 		mroce_sq_progress(qp, now);
 	qp->sq.tlp_out = false;
@@ -1043,7 +1149,7 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 	if ((pi->flags & MROCE_F_ACK_REQ) &&
 	    *seen != mroce_segs_mask(mroce_segs(qp, clen)))
 		mroce_req_xmit(qp, qp->sq.slot_wqe[pi->psn % MROCE_WINDOW], k,
-			       true);
+			       true, -1);
 	/* a response means the request, and all before it, arrived */
 	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
 	return;

@@ -40,12 +40,14 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 		pi.echo_path_seq = trig->path_seq;
 		pi.echo_psn = trig->psn;
 		pi.echo_path_id = trig->path_id;
-		pi.echo_flags = echo_flags;
+		pi.echo_flags = echo_flags | (trig->rx_ce ? MROCE_ECHO_CE : 0);
+		pi.ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
 	}
 	pi.nak_code = nak;
 	pi.nak_psn = nak_psn;
 	pi.rnr_timer = rnr_timer;
 	qp->rq.since_ack = 0;
+	qp->rq.ce_since_ack = 0;
 
 	skb = mroce_pkt_alloc(qp, 0);
 	if (!skb)
@@ -389,6 +391,25 @@ static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi
 	return 0;
 }
 
+/*
+ * A PROBE of a path the peer declared dead: answer at once with an ACK
+ * echoing it (and the current receive state).  Softirq.
+ */
+void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	spin_lock(&qp->rq.lock);
+	if (pi->src_qpn != qp->dest_qpn) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
+	} else if (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
+		   qp->state == IB_QPS_SQD) {
+		qp->rq.since_ack++;
+		mroce_resp_ack(qp, pi, 0, 0, 0);
+	} else {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+	}
+	spin_unlock(&qp->rq.lock);
+}
+
 /* A request packet for this QP.  Softirq. */
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb)
@@ -413,6 +434,10 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		goto out;
 	}
 	qp->rq.since_ack++;
+	if (pi->rx_ce) {
+		qp->rq.ce_since_ack++;
+		mroce_qcount(qp, MROCE_CNT_RX_CE_PKTS, 1);
+	}
 	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
 	if (d >= BIT(23) ||
 	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
@@ -482,7 +507,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	 * only knows the later PSNs as SACKed and cannot complete them
 	 * until told.
 	 */
-	if ((pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) ||
+	if ((pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || pi->rx_ce ||
 	    qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
 				 MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY) ||
 	    mroce_psn_fwd(epsn, qp->rq.epsn) > 1)

@@ -117,8 +117,9 @@ int mroce_sb_ack(struct mroce_sb *sb, u32 cum, const u64 *sack,
 		s = mroce_sb_slot(sb, p);
 		if (s->flags & MROCE_SB_SACKED)
 			continue;
-		s->flags = (s->flags & ~MROCE_SB_LOST) | MROCE_SB_SACKED;
-		mroce_sb_deliver(sb, p, fn, ctx);
+		s->flags |= MROCE_SB_SACKED;
+		mroce_sb_deliver(sb, p, fn, ctx);	/* sees LOST still */
+		s->flags &= ~MROCE_SB_LOST;
 		n++;
 	}
 	return n;
@@ -127,7 +128,7 @@ int mroce_sb_ack(struct mroce_sb *sb, u32 cum, const u64 *sack,
 u32 mroce_sb_reo_wnd(const struct mroce_sb *sb, const struct mroce_sb_clock *c)
 {
 	u32 unit = max(c->min_rtt_us / 4, c->rttvar_us / 2);
-	u32 w = max(sb->reo_mult * unit, c->spread_us);
+	u32 w = max3(sb->reo_mult * unit, c->spread_us, 4 * c->rttvar_us);
 
 	return min(w, c->srtt_us + 4 * c->rttvar_us);
 }
@@ -140,16 +141,22 @@ u32 mroce_sb_detect(struct mroce_sb *sb, const struct mroce_sb_clock *c,
 	for (p = sb->una; p != sb->nxt; p = mroce_psn_add(p, 1)) {
 		struct mroce_sb_slot *s = mroce_sb_slot(sb, p);
 		enum mroce_sb_event ev;
+		s32 age;
 
 		if (s->flags & (MROCE_SB_SACKED | MROCE_SB_LOST))
 			continue;
+		age = (s32)(c->now_us - s->xmit_us);
 		if ((sb->dlv_paths & BIT_ULL(s->path)) &&
 		    (s32)(sb->dlv_seq[s->path] - s->path_seq) >= (s32)sb->k) {
+			/* out of order inside a path is rare: wait reo_wnd */
+			if (age < (s32)reo) {
+				wait = min_t(u32, wait, reo - age);
+				continue;
+			}
 			ev = MROCE_SB_LOST_PATH_SEQ;
 		} else if (sb->rack_valid && c->srtt_us &&
 			   (s32)(sb->rack_xmit_us - s->xmit_us) > 0) {
-			s32 left = (s32)(s->xmit_us + c->srtt_us + reo -
-					 c->now_us);
+			s32 left = (s32)(c->srtt_us + reo) - age;
 
 			if (left > 0) {
 				wait = min_t(u32, wait, left);

@@ -11,8 +11,10 @@
  *
  *  1. have a gap behind them on their own path: a later transmission on
  *     the same path (path sequence number at least K higher) was
- *     delivered.  A path keeps its packets in order, so reordering
- *     between paths never triggers this rule;
+ *     delivered, and the packet has been out for reo_wnd.  A path keeps
+ *     its packets in order, so reordering between paths never triggers
+ *     this rule, and reo_wnd is short unless reordering inside a path
+ *     has been seen;
  *  2. (RACK) were overtaken in time: a transmission sent later, on any
  *     path, was delivered and the packet has been out for more than
  *     SRTT + reo_wnd (mroce_sb_reo_wnd()).  This finds the last packets of a path, which
@@ -142,9 +144,9 @@ void mroce_sb_spurious(struct mroce_sb *sb);
 bool mroce_sb_dup_echo(struct mroce_sb *sb, u32 psn);
 
 /*
- * reo_wnd for @c: max(reo_mult x unit, path spread), at most SRTT + 4
- * RTTVAR, where unit = max(min_rtt / 4, RTTVAR / 2): a jittery or
- * bimodal RTT (reordering inside a path) widens the window quickly.
+ * reo_wnd for @c: max(reo_mult x unit, path spread, 4 RTTVAR), at most
+ * SRTT + 4 RTTVAR, where unit = max(min_rtt / 4, RTTVAR / 2): a jittery
+ * or bimodal RTT (reordering inside a path) widens the window quickly.
  */
 u32 mroce_sb_reo_wnd(const struct mroce_sb *sb, const struct mroce_sb_clock *c);
 

@@ -105,13 +105,18 @@ static void mroce_sb_test_path_gap(struct kunit *test)
 {
 	struct mroce_sb *sb = sb_new(test, 0);
 	u64 sack[MROCE_WIRE_SACK_WORDS] = {};
+	struct mroce_sb_clock c = sb_clk;
 	struct sb_log l = {};
-	u32 seq[1] = {}, i, p;
+	u32 seq[1] = {}, i, p, wait;
 
 	sb_send(test, sb, 10, 1, seq, 0);
 	for (i = 1; i < 10; i++)
 		sack_set(sack, i);
 	KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 0, sack, sb_log_fn, &l), 9);
+	/* out for less than reo_wnd (80 / 4): not yet */
+	c.now_us = 10;
+	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, sb_log_fn, &l, &wait), 0U);
+	KUNIT_EXPECT_EQ(test, wait, 10U);
 	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &sb_clk, sb_log_fn, &l, NULL),
 			1U);
 	KUNIT_EXPECT_EQ(test, l.lost_seq, 1U);
@@ -198,9 +203,9 @@ static void mroce_sb_test_rack(struct kunit *test)
 	/* a jittery RTT: RTTVAR sets the unit and raises the cap */
 	c.spread_us = 0;
 	c.rttvar_us = 200;
-	KUNIT_EXPECT_EQ(test, mroce_sb_reo_wnd(sb, &c), 100U);
-	sb->reo_mult = 8;
-	KUNIT_EXPECT_EQ(test, mroce_sb_reo_wnd(sb, &c), 800U);
+	KUNIT_EXPECT_EQ(test, mroce_sb_reo_wnd(sb, &c), 4U * 200U);
+	sb->reo_mult = 9;
+	KUNIT_EXPECT_EQ(test, mroce_sb_reo_wnd(sb, &c), 900U);
 	sb->reo_mult = 16;
 	KUNIT_EXPECT_EQ(test, mroce_sb_reo_wnd(sb, &c), 100U + 4 * 200U);
 }

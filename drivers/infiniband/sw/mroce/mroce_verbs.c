@@ -164,6 +164,7 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_rwqe",
 	[MROCE_CNT_RX_DUP_PKTS].name = "rx_dup_pkts",
 	[MROCE_CNT_RX_OOO_PKTS].name = "rx_ooo_pkts",
+	[MROCE_CNT_RX_CE_PKTS].name = "rx_ce_pkts",
 	[MROCE_CNT_TX_PKTS].name = "tx_pkts",
 	[MROCE_CNT_TX_BYTES].name = "tx_bytes",
 	[MROCE_CNT_TX_DROP].name = "tx_drop",
@@ -176,6 +177,9 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_LOSS_PATH_SEQ].name = "loss_path_seq",
 	[MROCE_CNT_LOSS_RACK].name = "loss_rack",
 	[MROCE_CNT_TLP_PROBES].name = "tlp_probes",
+	[MROCE_CNT_PATH_DEAD].name = "path_dead",
+	[MROCE_CNT_PATH_REVIVED].name = "path_revived",
+	[MROCE_CNT_TX_PROBES].name = "tx_probes",
 	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };

@@ -396,6 +396,8 @@ struct mroce_pkt_info {
 	u16 ack_delay_us;
 	u32 rate_hint_mbps;
 	u64 sack[MROCE_WIRE_SACK_WORDS];
+	/* receive metadata, not on the wire: the IP header said CE */
+	bool rx_ce;
 	/* NKH */
 	u8 nak_code;
 	u8 rnr_timer;

@@ -8,6 +8,10 @@
  */
 
 #include <linux/mutex.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
 
 #include "mroce.h"
 
@@ -79,6 +83,16 @@ void mroce_xport_detach(struct mroce_dev *mdev)
 	mutex_unlock(&mroce_xport_mutex);
 }
 
+/* Did a switch mark the packet Congestion Experienced (IP ECN = 11)? */
+static bool mroce_skb_ce(const struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return INET_ECN_is_ce(ipv4_get_dsfield(ip_hdr(skb)));
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
+	return false;
+}
+
 void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	const struct mroce_wire_opinfo *op;
@@ -100,14 +114,18 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto drop;
 	}
 	op = mroce_wire_opinfo(info.opcode);
-	if (info.opcode == MROCE_OP_PROBE) {
-		/* path probes come with multipath */
-		mroce_count(mdev, MROCE_CNT_RX_DROP_UNSUPPORTED, 1);
-		goto drop;
-	}
+	info.rx_ce = mroce_skb_ce(skb);
 	qp = mroce_qp_get(mdev, info.dest_qpn);
 	if (!qp) {
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);
+		goto drop;
+	}
+	if (info.opcode == MROCE_OP_PROBE) {
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			mroce_resp_probe(qp, &info);
+		else
+			mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
+		mroce_qp_put(qp);
 		goto drop;
 	}
 	datagram = op->props & MROCE_OPP_DATAGRAM;
