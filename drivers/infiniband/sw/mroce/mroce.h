@@ -264,6 +264,7 @@ struct mroce_rslot {
 	u64 swap_add;
 	u64 compare;
 	enum mroce_nak_code nak;	/* deferred fatal NAK */
+	u16 sport;		/* the request's source port: answers take it */
 };
 
 struct mroce_atomic_res {

@@ -90,7 +90,10 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 		mroce_count(mdev, MROCE_CNT_RX_DROP_NO_CSUM, 1);
 		goto drop;
 	}
-	/* Strip the UDP header: providers hand over the MetaRoCE header. */
+	/* Strip the UDP header: providers hand over the MetaRoCE header,
+	 * with the source port (path entropy) in the control block.
+	 */
+	MROCE_SKB_CB(skb)->sport = ntohs(udp_hdr(skb)->source);
 	__skb_pull(skb, sizeof(struct udphdr));
 	skb_reset_transport_header(skb);
 	mroce_xport_rcv(mdev, skb);

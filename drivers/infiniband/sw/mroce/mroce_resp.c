@@ -53,7 +53,10 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 	if (!skb)
 		return;
 	mroce_count(qp->mdev, nak ? MROCE_CNT_TX_NAKS : MROCE_CNT_TX_ACKS, 1);
-	mroce_pkt_send(qp, skb, &pi);
+	/* back on the entropy the triggering packet came with */
+	mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn,
+			  trig && trig->rx_sport ? trig->rx_sport : qp->sport,
+			  skb, &pi);
 }
 
 static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *trig,
@@ -199,7 +202,8 @@ static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 		if (len)
 			mroce_mr_copy(mr, s->va + off, skb_put(skb, len), len,
 				      false);
-		mroce_pkt_send(qp, skb, &pi);
+		mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn,
+				  s->sport ?: qp->sport, skb, &pi);
 		off += len;
 	} while (off < end);
 	if (mr)
@@ -208,7 +212,7 @@ static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 }
 
 static void mroce_resp_atomic_reply(struct mroce_qp *qp, u32 psn, u32 msn,
-				    u64 orig, bool retx)
+				    u64 orig, bool retx, u16 sport)
 {
 	struct mroce_pkt_info pi = {
 		.opcode = MROCE_OP_ATOMIC_RESP,
@@ -220,7 +224,8 @@ static void mroce_resp_atomic_reply(struct mroce_qp *qp, u32 psn, u32 msn,
 	struct sk_buff *skb = mroce_pkt_alloc(qp, 0);
 
 	if (skb)
-		mroce_pkt_send(qp, skb, &pi);
+		mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn, sport ?: qp->sport,
+				  skb, &pi);
 }
 
 /* Execute an ATOMIC exactly once and remember its result. */
@@ -260,7 +265,7 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 	res->psn = psn;
 	res->orig = orig;
 	res->valid = true;
-	mroce_resp_atomic_reply(qp, psn, s->msn, orig, false);
+	mroce_resp_atomic_reply(qp, psn, s->msn, orig, false, s->sport);
 	return 0;
 }
 
@@ -325,6 +330,7 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		s.msg_len = pi->msg_len;
 		s.offset = pi->offset;
 		s.length = pi->rd_length;
+		s.sport = pi->rx_sport;
 		mroce_resp_read(qp, &s, pi->psn);
 		return;
 	case MROCE_OP_ATOMIC_CMP_SWP:
@@ -334,7 +340,8 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 
 			if (r->valid && r->psn == pi->psn) {
 				mroce_resp_atomic_reply(qp, pi->psn, pi->msn,
-							r->orig, true);
+							r->orig, true,
+							pi->rx_sport);
 				return;
 			}
 		}
@@ -460,6 +467,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	s->rq_seq = pi->rq_seq;
 	s->imm = pi->imm;
 	s->msg_len = pi->msg_len;
+	s->sport = pi->rx_sport;
 	switch (pi->opcode) {
 	case MROCE_OP_READ_REQ:
 		if (!qp->max_dest_rd_atomic) {

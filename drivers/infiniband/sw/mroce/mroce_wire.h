@@ -396,8 +396,11 @@ struct mroce_pkt_info {
 	u16 ack_delay_us;
 	u32 rate_hint_mbps;
 	u64 sack[MROCE_WIRE_SACK_WORDS];
-	/* receive metadata, not on the wire: the IP header said CE */
+	/* receive metadata, not on the wire: the IP header said CE; the
+	 * UDP source port (the sender's path entropy)
+	 */
 	bool rx_ce;
+	u16 rx_sport;
 	/* NKH */
 	u8 nak_code;
 	u8 rnr_timer;

@@ -115,6 +115,7 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	}
 	op = mroce_wire_opinfo(info.opcode);
 	info.rx_ce = mroce_skb_ce(skb);
+	info.rx_sport = MROCE_SKB_CB(skb)->sport;
 	qp = mroce_qp_get(mdev, info.dest_qpn);
 	if (!qp) {
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);

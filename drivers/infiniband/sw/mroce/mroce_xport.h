@@ -57,6 +57,17 @@ void mroce_xport_detach(struct mroce_dev *mdev);
  * header, network and transport headers set) to this function, in softirq
  * context.  It consumes @skb.
  */
+/*
+ * What a provider tells the receive path besides the packet: the UDP
+ * source port it arrived with (answers are sent with the same entropy,
+ * so they follow the sender's choice of path).
+ */
+struct mroce_skb_cb {
+	u16 sport;
+};
+
+#define MROCE_SKB_CB(skb)	((struct mroce_skb_cb *)(skb)->cb)
+
 void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
 
 /* The soft UDP provider, always present (mroce_net.c). */

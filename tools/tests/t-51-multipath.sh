@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 600
+#
+# Multipath on the spine-leaf fabric (tools/guest/fabric.sh: 4 hosts, 2
+# leaves, 4 spines, ECMP hashing on UDP ports).  One RC connection h1 ->
+# h3 (across the spines) moves mroce-verify's data:
+#  - its packets use every spine (per-spine interface counters);
+#  - one spine link is black-holed mid-transfer (no route change): the
+#    transfer still completes with every byte verified, the sender
+#    declares paths dead (path_dead) and moves their traffic to the
+#    others, and no application-visible error occurs;
+#  - after the link is restored, probes revive the paths (path_revived).
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tools/guest/fabric.sh
+. "$MROCE_TOP/tools/guest/fabric.sh"
+
+need_cmd rdma tc
+export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
+V=$MROCE_TOP/tools/mroce-verify/mroce-verify
+[ -x "$V" ] || fail "$V not built (make tools)"
+PATHS=${MROCE_MP_PATHS:-32}
+
+load_mroce
+on_exit 'fabric_clean; topo_clean; unload_mroce'
+# 32 source ports: with a random ECMP hash every spine gets some
+echo "$PATHS" >/sys/module/mroce/parameters/paths ||
+	fail "cannot set paths=$PATHS"
+require "fabric built" fabric_build
+require "mroce1 on h1" fabric_exec h1 rdma link add mroce1 type mroce netdev veth1
+require "mroce3 on h3" fabric_exec h3 rdma link add mroce3 type mroce netdev veth3
+sleep 0.5
+gidx=$(grep -lx 0000:0000:0000:0000:0000:ffff:c000:0201 \
+	/sys/class/infiniband/mroce1/ports/1/gids/* | head -n 1)
+gidx=${gidx##*/}
+require "IPv4 GID of mroce1" test -n "$gidx"
+
+counter() {	# counter DEV NAME
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		grep -A1 -x "$2" | tail -n 1
+}
+spines() { fabric_stats | awk '{print $2}' | tr '\n' ' '; }
+
+# verify NAME ITERS [SECONDS_TO_CUT]: mroce-verify h3 -> h1; with a third
+# argument, black-hole leaf1:up2 that many seconds into the run
+verify() {
+	local name=$1 iters=$2 cut=${3:-} srv cli rc
+	fabric_exec h1 taskset -c 0 timeout 400 "$V" -d mroce1 -g "$gidx" \
+		--server -n "$iters" --seed 11 --ops all,-errors \
+		>"/tmp/$name.server" 2>&1 &
+	srv=$!
+	sleep 1
+	fabric_exec h3 taskset -c 1 timeout 400 "$V" -d mroce3 -g "$gidx" \
+		--client 192.0.2.1 -n "$iters" --seed 11 --ops all,-errors \
+		>"/tmp/$name.client" 2>&1 &
+	cli=$!
+	if [ -n "$cut" ]; then
+		sleep "$cut"
+		log "cutting leaf1:up2 (black hole, routes unchanged)"
+		fabric_cut leaf1:up2
+	fi
+	wait $cli
+	rc=$?
+	wait $srv
+	rc=$((rc + $?))
+	tail -n 2 "/tmp/$name.client"
+	[ "$rc" = 0 ] || grep -h "MISMATCH\|FAIL" "/tmp/$name.client" \
+		"/tmp/$name.server" | head -n 20
+	return "$rc"
+}
+
+# 1. all spines carry the connection
+before=($(spines))
+check "all spines: every byte verified" verify spread 24
+after=($(spines))
+total=0
+for s in 0 1 2 3; do
+	d[$s]=$(( ${after[$s]} - ${before[$s]} ))
+	total=$(( total + ${d[$s]} ))
+done
+log "packets per spine: ${d[*]} (total $total)"
+for s in 0 1 2 3; do
+	check "spine$((s + 1)) carried >= 5% of the packets (${d[$s]} of $total)" \
+		test $(( ${d[$s]} * 20 )) -ge "$total"
+done
+
+# 2. a spine link black-holed mid-transfer
+dead0=$(counter mroce3 path_dead)
+check "spine link cut mid-transfer: every byte verified, no error" \
+	verify cut 48 4
+dead1=$(counter mroce3 path_dead)
+dropped=$(fabric_drops leaf1:up2)
+log "the cut dropped ${dropped:-?} packets; path_dead $dead0 -> $dead1"
+check "the cut black-holed packets" test "${dropped:-0}" -gt 0
+check "paths through the cut were declared dead" test "$dead1" -gt "$dead0"
+mid=($(spines))
+sleep 1
+check "traffic continues without spine2's leaf1 link" verify after 8
+end=($(spines))
+log "spine2 packets during the last run: $(( ${end[1]} - ${mid[1]} ))" \
+    "(only the other leaf's uplink, from ACKs/responses)"
+
+# 3. restored: probes bring the paths back
+fabric_restore leaf1:up2
+rev0=$(counter mroce3 path_revived)
+check "after restore: every byte verified" verify restored 8
+rev1=$(counter mroce3 path_revived)
+log "path_revived $rev0 -> $rev1, tx_probes $(counter mroce3 tx_probes)"
+check "dead paths were revived by probes" test "$rev1" -gt "$rev0"
+rdma statistic show link mroce3/1
