@@ -106,8 +106,8 @@ send_udp 192.0.2.1 "01ff${probe:4}"	# unknown opcode
 sleep 0.3
 rdma statistic show link mroce1/1
 check_eq "mroce1 received 5 packets (IPv4 and IPv6)" 5 "$(counter mroce1 rx_pkts)"
-check_eq "valid PROBEs: no transport yet" 2 \
-	"$(counter mroce1 rx_drop_unsupported)"
+check_eq "valid PROBEs for a QP that does not exist: unknown QP" 2 \
+	"$(counter mroce1 rx_drop_unknown_qp)"
 check_eq "truncated packet dropped as short" 1 "$(counter mroce1 rx_drop_short)"
 check_eq "bad version dropped" 1 "$(counter mroce1 rx_drop_version)"
 check_eq "unknown opcode dropped" 1 "$(counter mroce1 rx_drop_opcode)"

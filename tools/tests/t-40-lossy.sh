@@ -124,3 +124,9 @@ if want combined; then
 	scenario combined loss 2% duplicate 1% corrupt 0.2% delay 1ms reorder 10%
 	not_gbn combined
 fi
+
+# per-QP values for rdma resource (the GSI QP stays after the runs)
+res=$(rdma resource show qp link mroce1/1 -dd 2>&1)
+echo "$res" | head -n 5
+check_match "rdma resource shows per-QP reliability counters" \
+	'rto_events [0-9]+' "$res"
