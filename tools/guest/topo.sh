@@ -7,7 +7,8 @@
 #
 # Usage: topo.sh [-v] pair          h1 <-veth-> h2
 #        topo.sh [-v] star N        h1..hN, each with one veth into bridge br0
-#        topo.sh [-v] clean         remove every host, sw and their links
+#        topo.sh [-v] clean         remove every host, sw and their links,
+#                                   and fabric.sh's leaf/spine routers
 #        topo.sh exec HOST CMD...   run CMD in HOST (= ip netns exec HOST)
 #        topo.sh ip4 I | ip6 I      print host hI's address
 #        topo.sh hosts              list the hosts that exist
@@ -22,6 +23,12 @@
 #
 # As a library: ". tools/guest/topo.sh" defines topo_pair, topo_star N,
 # topo_clean, topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I, topo_hosts.
+#
+# tools/guest/fabric.sh (a spine-leaf fabric) names its hosts h1..hN too,
+# so only one of the two topologies exists at a time.  clean is the reset
+# for both: it removes every hN, sw, leafN and spineN namespace (it is what
+# run-guest-tests.sh runs between tests); "fabric.sh clean" removes only
+# the fabric's.
 #
 # Outside the guest it refuses to run (it would change the host's network
 # namespaces) unless MROCE_ALLOW_HOST=1.
@@ -107,7 +114,7 @@ topo__addr() {
 topo_clean() {
 	for _tc_n in $(ip netns list 2>/dev/null | sed 's/ .*//'); do
 		case "$_tc_n" in
-		"$TOPO_SW" | h[0-9]*)
+		"$TOPO_SW" | h[0-9]* | leaf[0-9]* | spine[0-9]*)
 			topo__run ip netns del "$_tc_n" || return 1 ;;
 		esac
 	done

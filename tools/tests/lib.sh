@@ -29,6 +29,8 @@
 #   log MSG                    print "# MSG"
 # Topology (from tools/guest/topo.sh): topo_pair, topo_star N, topo_clean,
 #   topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I; also in_h1 / in_h2 CMD...
+#   A spine-leaf fabric instead: . "$MROCE_TOP/tools/guest/fabric.sh", then
+#   fabric_build, fabric_shape, fabric_cut... (Documentation/fabric.rst).
 #
 # Variables: MROCE_TOP (project top), MROCE_KO (path of mroce.ko),
 #   MROCE_RESULTS (/results), TEST_NAME (e.g. t-00-guest-sanity).

@@ -9,7 +9,8 @@
 # named (t-00-guest-sanity, t-00-guest-sanity.sh or a path).  Before each
 # test the environment is cleaned: leftover processes of the previous test
 # are killed, rdma links deleted, the mroce module unloaded and the
-# topology (tools/guest/topo.sh) removed.  Each test runs with a clean
+# topology removed (tools/guest/topo.sh clean: topo.sh's namespaces and
+# tools/guest/fabric.sh's).  Each test runs with a clean
 # environment (PATH, HOME, LANG, MROCE_*, RDMAV_*), stdin from /dev/null,
 # in the project top, under its own timeout: "# timeout: SECONDS" in the
 # test's first 20 lines, else $MROCE_TEST_TIMEOUT, else 300.
