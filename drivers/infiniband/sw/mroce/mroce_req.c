@@ -716,7 +716,8 @@ void mroce_req_rto(struct timer_list *t)
 	}
 	mroce_count(qp->mdev, MROCE_CNT_RTO_EVENTS, 1);
 	if (qp->mdev->cc && qp->sq.cc.cwnd_pkts && qp->mdev->cc->on_loss)
-		qp->mdev->cc->on_loss(&qp->sq.cc, 1, true);
+		qp->mdev->cc->on_loss(&qp->sq.cc, 1, true,
+				      div_u64(ktime_get_ns(), NSEC_PER_USEC), 0);
 	/* the oldest only; SACKs that follow recover the rest */
 	bitmap_zero(qp->sq.retx, MROCE_WINDOW);
 	mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
@@ -836,8 +837,10 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	if (sacks)
 		mroce_req_sack_recover(qp, highest);
 	if (cc->on_ack) {
+		ack.now_us = div_u64(ktime_get_ns(), NSEC_PER_USEC);
 		ack.acked_pkts = mroce_psn_fwd(before, qp->sq.snd_una);
-		ack.ecn_pkts = pi->ce_count;
+		ack.rx_count = pi->rx_count;
+		ack.ce_count = pi->ce_count;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
