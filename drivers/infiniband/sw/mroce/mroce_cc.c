@@ -3,7 +3,8 @@
  * mroce congestion control registry and the "none" algorithm.
  *
  * "none" is what rxe does: a fixed window and no pacing.  It is the
- * baseline the MetaRoCE algorithms are measured against.
+ * baseline the MetaRoCE algorithms are measured against.  The others live
+ * in mroce_cc_metaroce.c and mroce_cc_dcqcn.c and are registered here.
  */
 
 #include <linux/limits.h>
@@ -88,6 +89,8 @@ struct mroce_cc_ops mroce_cc_none = {
 
 static struct mroce_cc_ops *const mroce_cc_builtin[] = {
 	&mroce_cc_none,
+	&mroce_cc_metaroce,
+	&mroce_cc_dcqcn,
 };
 
 int mroce_cc_init(void)

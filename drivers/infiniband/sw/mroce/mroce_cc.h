@@ -130,7 +130,9 @@ void mroce_cc_put(const struct mroce_cc_ops *ops);
 int mroce_cc_init(void);
 void mroce_cc_exit(void);
 
-/* The built-in algorithms */
+/* The built-in algorithms (mroce_cc.c, mroce_cc_metaroce.c, mroce_cc_dcqcn.c) */
 extern struct mroce_cc_ops mroce_cc_none;
+extern struct mroce_cc_ops mroce_cc_metaroce;
+extern struct mroce_cc_ops mroce_cc_dcqcn;
 
 #endif /* MROCE_CC_H */
