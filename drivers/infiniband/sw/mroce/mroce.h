@@ -21,6 +21,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_pace.h"
 #include "mroce_path.h"
 #include "mroce_rto.h"
 #include "mroce_sb.h"
@@ -335,6 +336,11 @@ struct mroce_qp {
 		struct timer_list rnr_timer;
 		struct tasklet_struct task;
 		struct mroce_cc_state cc;
+		/* the connection rate (cc.rate_bps): the pacer's hrtimer
+		 * runs the requester in softirq when the next packet is due
+		 */
+		struct mroce_pacer pacer;
+		struct hrtimer pace_timer;
 	} sq;
 
 	/* responder: under rq.lock */
@@ -473,6 +479,7 @@ int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
 void mroce_req_task(struct tasklet_struct *t);
 void mroce_req_kick(struct mroce_qp *qp);
 enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t);
+enum hrtimer_restart mroce_req_pace_timer(struct hrtimer *t);
 void mroce_req_rnr(struct timer_list *t);
 void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);

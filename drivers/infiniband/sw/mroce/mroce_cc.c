@@ -3,7 +3,8 @@
  * mroce congestion control registry and the "none" algorithm.
  *
  * "none" is what rxe does: a fixed window and no pacing.  It is the
- * baseline the MetaRoCE algorithms are measured against.
+ * baseline the MetaRoCE algorithms are measured against.  The others live
+ * in mroce_cc_metaroce.c and mroce_cc_dcqcn.c and are registered here.
  */
 
 #include <linux/limits.h>
@@ -74,27 +75,43 @@ void mroce_cc_put(const struct mroce_cc_ops *ops)
 		module_put(ops->owner);
 }
 
-/* The window a connection may never exceed: the SACK bitmap span. */
-#define MROCE_CC_NONE_CWND	256
-
 static void mroce_cc_none_init(struct mroce_cc_state *cc)
 {
-	cc->cwnd_pkts = MROCE_CC_NONE_CWND;
+	cc->cwnd_pkts = MROCE_CC_MAX_CWND;
 	cc->rate_bps = 0;
 }
 
-static struct mroce_cc_ops mroce_cc_none = {
+struct mroce_cc_ops mroce_cc_none = {
 	.name = "none",
 	.owner = THIS_MODULE,
 	.init = mroce_cc_none_init,
 };
 
+static struct mroce_cc_ops *const mroce_cc_builtin[] = {
+	&mroce_cc_none,
+	&mroce_cc_metaroce,
+	&mroce_cc_dcqcn,
+};
+
 int mroce_cc_init(void)
 {
-	return mroce_cc_register(&mroce_cc_none);
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(mroce_cc_builtin); i++) {
+		err = mroce_cc_register(mroce_cc_builtin[i]);
+		if (err) {
+			while (--i >= 0)
+				mroce_cc_unregister(mroce_cc_builtin[i]);
+			return err;
+		}
+	}
+	return 0;
 }
 
 void mroce_cc_exit(void)
 {
-	mroce_cc_unregister(&mroce_cc_none);
+	int i;
+
+	for (i = ARRAY_SIZE(mroce_cc_builtin) - 1; i >= 0; i--)
+		mroce_cc_unregister(mroce_cc_builtin[i]);
 }

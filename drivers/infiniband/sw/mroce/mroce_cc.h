@@ -3,11 +3,22 @@
  * mroce congestion control: pluggable algorithms, in the spirit of
  * struct tcp_congestion_ops.
  *
- * An algorithm owns the sending window and rate of one connection (QP).
- * The transport calls it on every acknowledgment, loss and congestion
- * mark and asks it how many packets may be in flight and at which rate
- * the pacer may release them.  No ib_core dependency: KUnit and the
- * conformance suite drive algorithms directly.
+ * An algorithm owns the connection window and the pacing rate of one
+ * connection (the send side of a QP).  The transport calls it on every
+ * acknowledgment and loss and reads back how many packets may be in
+ * flight (cwnd_pkts) and at which rate the pacer may release them
+ * (rate_bps).  Per-path windows and weights are not the algorithm's
+ * business: the path scheduler keeps them, and the transport sends at most
+ * min(cwnd_pkts, sum of the path windows) packets.
+ *
+ * Context: every callback is made with the QP's send-queue lock held, in
+ * softirq or process context with bottom halves disabled.  Callbacks must
+ * not sleep, allocate or take other locks; they only do integer arithmetic
+ * on struct mroce_cc_state.  Time is passed in (microseconds, any epoch,
+ * monotonic): algorithms never read a clock and never arm a timer, so
+ * KUnit and the conformance suite can drive them directly.
+ *
+ * No ib_core dependency.
  */
 #ifndef MROCE_CC_H
 #define MROCE_CC_H
@@ -18,19 +29,47 @@
 struct module;
 
 #define MROCE_CC_NAME_MAX	16
-#define MROCE_CC_PRIV_SIZE	64	/* algorithm private state, u64 aligned */
+#define MROCE_CC_PRIV_SIZE	128	/* algorithm private state, u64 aligned */
 
-/* What one acknowledgment told the sender. */
+/* The largest window any algorithm may grant: the SACK bitmap span. */
+#define MROCE_CC_MAX_CWND	256
+/* Assumed when the transport does not know the link speed (line_rate_bps 0). */
+#define MROCE_CC_DEFAULT_LINE_BPS	100000000000ULL
+
+/*
+ * What one acknowledgment (ACK, or the KH part of a NAK) told the sender.
+ * The transport fills in what it knows and leaves the rest zero; every
+ * field has a "not known" value that algorithms must cope with.
+ */
 struct mroce_cc_ack {
-	u32 acked_pkts;		/* newly acknowledged packets */
-	u32 ecn_pkts;		/* of which arrived congestion-marked */
-	u32 rtt_us;		/* RTT sample, 0 if none */
+	u64 now_us;		/* when the ACK is processed */
+	u32 path;		/* echoed path id */
+	u32 acked_pkts;		/* packets newly acknowledged (cumulative + SACK) */
+	u32 inflight_pkts;	/* packets still outstanding after this ACK */
+	/*
+	 * Packets the receiver counted since its previous ACK (rx_count)
+	 * and of those the CE-marked ones (ce_count), as on the wire.
+	 * rx_count 0: an unsolicited ACK (rate-hint push) with no echo;
+	 * ce_count 65535: saturated, the sender treats it as fully marked.
+	 */
+	u32 rx_count;
+	u32 ce_count;
+	bool echo_ce;		/* the triggering packet arrived CE-marked */
+	u32 rtt_us;		/* RTT sample (ack_delay subtracted), 0 if none */
+	u32 srtt_us;		/* connection smoothed RTT, 0 if none yet */
+	u32 min_rtt_us;		/* connection minimum RTT, 0 if none yet */
 	u64 rate_hint_bps;	/* receiver fair-share hint, 0 if none */
 };
 
 /* Per-connection congestion state shared by the transport and the algorithm. */
 struct mroce_cc_state {
-	u32 cwnd_pkts;		/* packets allowed in flight */
+	u32 cwnd_pkts;		/* packets allowed in flight, 1..256 */
+	/*
+	 * Full packet size on the wire (IP header through UDP payload) at
+	 * the current path MTU, used to turn rates into windows and byte
+	 * counts.  Set by the transport; 0 if not known.
+	 */
+	u32 pkt_bytes;
 	u64 rate_bps;		/* pacing rate; 0 = unpaced */
 	u64 line_rate_bps;	/* link speed, upper bound of rate_bps */
 	u64 priv[MROCE_CC_PRIV_SIZE / sizeof(u64)];
@@ -41,17 +80,50 @@ struct mroce_cc_ops {
 	char name[MROCE_CC_NAME_MAX];
 	struct module *owner;
 
-	/* required: set the initial window and rate */
+	/*
+	 * required: start a connection with the link speed already in
+	 * cc->line_rate_bps (0: not known, the algorithm assumes
+	 * MROCE_CC_DEFAULT_LINE_BPS) and no rate hint.  Called when a QP
+	 * is created and when it is reset.  Must set every field it uses,
+	 * priv included: cc may hold a previous connection's state.
+	 */
 	void (*init)(struct mroce_cc_state *cc);
-	/* optional: an acknowledgment arrived */
+	/*
+	 * optional: the same with the link speed and the last rate hint
+	 * received from this peer (0: none), which sets the initial rate.
+	 * Also called to restart a connection after an idle period longer
+	 * than the RTO.  Without it, mroce_cc_init_conn() stores the line
+	 * rate and calls init().
+	 */
+	void (*init_conn)(struct mroce_cc_state *cc, u64 line_rate_bps,
+			  u64 hint_bps);
+	/* optional: an acknowledgment arrived; once per ACK, in order */
 	void (*on_ack)(struct mroce_cc_state *cc, const struct mroce_cc_ack *ack);
-	/* optional: @lost_pkts were declared lost (SACK or timeout) */
-	void (*on_loss)(struct mroce_cc_state *cc, u32 lost_pkts, bool timeout);
+	/*
+	 * optional: @lost_pkts were declared lost on path @path at @now_us,
+	 * by SACK/path-sequence detection (timeout false) or because the
+	 * retransmission timer expired (timeout true).
+	 */
+	void (*on_loss)(struct mroce_cc_state *cc, u32 lost_pkts, bool timeout,
+			u64 now_us, u32 path);
 	/* the transport applies per-path windows (cwnd_p) for it */
 	bool path_windows;
 	/* optional: release private resources */
 	void (*release)(struct mroce_cc_state *cc);
 };
+
+/* Start (or restart) a connection on @ops; see init_conn above. */
+static inline void mroce_cc_init_conn(const struct mroce_cc_ops *ops,
+				      struct mroce_cc_state *cc,
+				      u64 line_rate_bps, u64 hint_bps)
+{
+	if (ops->init_conn) {
+		ops->init_conn(cc, line_rate_bps, hint_bps);
+	} else {
+		cc->line_rate_bps = line_rate_bps;
+		ops->init(cc);
+	}
+}
 
 int mroce_cc_register(struct mroce_cc_ops *ops);
 void mroce_cc_unregister(struct mroce_cc_ops *ops);
@@ -59,5 +131,10 @@ const struct mroce_cc_ops *mroce_cc_get(const char *name);
 void mroce_cc_put(const struct mroce_cc_ops *ops);
 int mroce_cc_init(void);
 void mroce_cc_exit(void);
+
+/* The built-in algorithms (mroce_cc.c, mroce_cc_metaroce.c, mroce_cc_dcqcn.c) */
+extern struct mroce_cc_ops mroce_cc_none;
+extern struct mroce_cc_ops mroce_cc_metaroce;
+extern struct mroce_cc_ops mroce_cc_dcqcn;
 
 #endif /* MROCE_CC_H */

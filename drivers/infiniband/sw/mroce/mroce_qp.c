@@ -152,6 +152,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init_completion(&qp->released);
 	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->sq.loss_timer.function = mroce_req_loss_timer;
+	hrtimer_init(&qp->sq.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	qp->sq.pace_timer.function = mroce_req_pace_timer;
+	mroce_pacer_init(&qp->sq.pacer);
 	timer_setup(&qp->sq.rnr_timer, mroce_req_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
 	/* RC: path_mtu comes with RTR; UD: one packet per message, the port MTU */
@@ -221,6 +224,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->state_lock);
 	qp->state = IB_QPS_RESET;
 	spin_unlock_bh(&qp->state_lock);
+	hrtimer_cancel(&qp->sq.pace_timer);
 	tasklet_kill(&qp->sq.task);
 	hrtimer_cancel(&qp->sq.loss_timer);
 	del_timer_sync(&qp->sq.rnr_timer);
@@ -271,9 +275,11 @@ static int mroce_av_from_ah_attr(struct mroce_av *av,
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
 	hrtimer_cancel(&qp->sq.loss_timer);
+	hrtimer_cancel(&qp->sq.pace_timer);
 	del_timer(&qp->sq.rnr_timer);
 
 	spin_lock_bh(&qp->sq.lock);
+	mroce_pacer_init(&qp->sq.pacer);
 	mroce_sq_release(qp);
 	qp->sq.head = 0;
 	qp->sq.tail = 0;

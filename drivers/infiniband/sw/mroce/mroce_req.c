@@ -633,6 +633,27 @@ static bool mroce_req_run_ud(struct mroce_qp *qp)
 	return failed;
 }
 
+/* Bytes on the wire of a full packet, IP header to payload (approx.). */
+#define MROCE_PACE_PKT_BYTES(qp)	((qp)->pmtu + MROCE_HLEN_MAX + 48)
+
+/*
+ * Is the next packet early for the connection rate?  Then the pacer's
+ * hrtimer runs the requester again when it is due.
+ */
+static bool mroce_req_pace_wait(struct mroce_qp *qp)
+{
+	u64 wait = mroce_pacer_next_us(&qp->sq.pacer, qp->sq.cc.rate_bps,
+				       MROCE_PACE_PKT_BYTES(qp),
+				       mroce_now_us64());
+
+	if (!wait)
+		return false;
+	if (!hrtimer_is_queued(&qp->sq.pace_timer))
+		hrtimer_start(&qp->sq.pace_timer, ns_to_ktime(wait * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_SOFT);
+	return true;
+}
+
 /* The requester proper.  Under sq.lock, softirq. */
 static bool mroce_req_run(struct mroce_qp *qp)
 {
@@ -677,11 +698,16 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		if (mroce_psn_fwd(mroce_sq_win_base(qp), qp->sq.psn) >=
 		    min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts))
 			break;
+		/* paced: wait for the hrtimer when the next packet is not due */
+		if (qp->sq.cc.rate_bps && mroce_req_pace_wait(qp))
+			break;
 		/* an active path with room in its window, by weight */
 		path = mroce_paths_pick(qp->sq.paths);
 		if (path < 0)
 			break;
 		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
+		mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
+				 MROCE_PACE_PKT_BYTES(qp), mroce_now_us64());
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts)
 			qp->sq.cur++;
@@ -709,6 +735,15 @@ static void mroce_req_do(struct mroce_qp *qp)
 		mroce_qp_error(qp);
 	else if (qp->state == IB_QPS_ERR)
 		mroce_sq_flush(qp);
+}
+
+/* Pacer: the next packet is due.  Softirq (HRTIMER_MODE_REL_SOFT). */
+enum hrtimer_restart mroce_req_pace_timer(struct hrtimer *t)
+{
+	struct mroce_qp *qp = container_of(t, struct mroce_qp, sq.pace_timer);
+
+	mroce_req_do(qp);
+	return HRTIMER_NORESTART;
 }
 
 void mroce_req_task(struct tasklet_struct *t)
@@ -844,7 +879,8 @@ static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 	if (!lost)
 		return;
 	if (cc->on_loss)
-		cc->on_loss(&qp->sq.cc, lost, false);
+		cc->on_loss(&qp->sq.cc, lost, false, div_u64(now, NSEC_PER_USEC),
+			    0);
 	psn = sb->una;
 	while (mroce_sb_next_lost(sb, psn, &psn)) {
 		struct mroce_swqe *sw = mroce_sq_find(qp, psn, &k);
@@ -910,7 +946,7 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 	}
 	mroce_qcount(qp, MROCE_CNT_RTO_EVENTS, 1);
 	if (cc->on_loss)
-		cc->on_loss(&qp->sq.cc, 1, true);
+		cc->on_loss(&qp->sq.cc, 1, true, div_u64(now, NSEC_PER_USEC), 0);
 	/* the path that lost it is dead: new entropy, probed before reuse */
 	if (mroce_sb_oldest(&qp->sq.sb, &psn) &&
 	    mroce_paths_kill(qp->sq.paths, mroce_sb_slot(&qp->sq.sb, psn)->path,
@@ -1064,11 +1100,21 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	}
 	mroce_loss_timer_arm(qp);
 	if (cc->on_ack) {
+		ack.now_us = div_u64(now, NSEC_PER_USEC);
+		ack.path = pi->echo_path_id;
 		ack.acked_pkts = max(delivered, 0);
-		ack.ecn_pkts = pi->ce_count;
+		ack.inflight_pkts = mroce_sb_outstanding(sb);
+		ack.rx_count = pi->rx_count;
+		ack.ce_count = pi->ce_count;
+		ack.echo_ce = pi->echo_flags & MROCE_ECHO_CE;
+		ack.srtt_us = qp->sq.rto.srtt_us;
+		ack.min_rtt_us = qp->sq.min_rtt_us;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
+	/* a lower window or rate may have been raised: let the requester go */
+	if (qp->sq.cc.rate_bps)
+		tasklet_schedule(&qp->sq.task);
 }
 
 static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
