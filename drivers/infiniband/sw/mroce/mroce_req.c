@@ -532,6 +532,8 @@ static bool mroce_req_run(struct mroce_qp *qp)
 				break;
 			sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
 			sw->status = mroce_sq_fetch(qp, qp->sq.head);
+			if (qp->sq.tail == qp->sq.head)	/* idle until now */
+				qp->sq.last_progress = get_jiffies_64();
 			qp->sq.head++;
 			if (sw->status != IB_WC_SUCCESS) {
 				/* completes in order, then the QP fails */
