@@ -39,7 +39,7 @@
 
 PROG=$MROCE_TOP/tools/tests/src/qp_retry
 [ -x "$PROG" ] || fail "$PROG not built (make tools)"
-need_cmd timeout ss
+need_cmd timeout
 [ "$RDMA_TRANSPORT" = mroce ] ||
 	skip "needs a peer on another netdev (mroce only: rxe here is one device talking to itself)"
 k0=$(dmesg | wc -l)
@@ -56,8 +56,33 @@ srv_link() {	# link up|down: the server's netdev
 # shellcheck disable=SC2016  # evaluated at exit
 on_exit '[ "$LINK_DOWN" = 1 ] && srv_link up'
 
-counter() {	# counter DEV NAME
-	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1
+# snap ARRAY: the client device's counters into the associative ARRAY
+# (one rdma call: they are slow under TCG)
+snap() {
+	local -n _s=$1
+	local w k=
+	for w in $(rdma statistic show link "$DEV_C/1"); do
+		if [ -n "$k" ]; then _s["$k"]=$w k=; else k=$w; fi
+	done
+}
+
+# wait_line FD REGEX SECS PID: read the lines of a file that PID is
+# writing, from FD, until one matches REGEX; fail after SECS or once PID
+# has exited without printing it
+wait_line() {
+	local fd=$1 re=$2 end=$((SECONDS + $3)) pid=$4 l alive
+	while [ "$SECONDS" -lt "$end" ]; do
+		alive=0
+		kill -0 "$pid" 2>/dev/null && alive=1
+		while IFS= read -r l <&"$fd"; do
+			l=$_wl_part$l _wl_part=
+			[[ $l =~ $re ]] && return 0
+		done
+		_wl_part+=$l	# a line still being written
+		[ "$alive" = 1 ] || return 1
+		sleep 0.05
+	done
+	return 1
 }
 
 # scenario NAME DOWN_ON UP_ON CLIENT_ARGS...: run a server and a client;
@@ -67,51 +92,45 @@ counter() {	# counter DEV NAME
 # (for pair_ok) and the deltas D_RTO D_RETX D_RNR of the client's
 # counters.
 scenario() {
-	local name=$1 down_on=$2 up_on=$3 spid cpid state=none rto0 retx0 rnr0
-	local t0=$SECONDS
+	local name=$1 down_on=$2 up_on=$3 spid cpid sfd cfd t0=$SECONDS
+	local -A c0 c1
 	shift 3
 	port=$((port + 1))
 	_rdma_run=$((_rdma_run + 1))
 	SRV_OUT=$RDMA_OUTDIR/$(printf %02d $_rdma_run)-$name.server.log
 	CLI_OUT=$RDMA_OUTDIR/$(printf %02d $_rdma_run)-$name.client.log
-	rto0=$(counter "$DEV_C" rto_events)
-	retx0=$(counter "$DEV_C" retx_pkts)
-	rnr0=$(counter "$DEV_C" rnr_naks_rcvd)
-	[ -n "$down_on" ] && state=wait_down
+	: >"$SRV_OUT"
+	: >"$CLI_OUT"
+	exec {sfd}<"$SRV_OUT" {cfd}<"$CLI_OUT"
+	_wl_part=
+	snap c0
 	echo "+ [server in $SERVER_NS] $PROG server $DEV_S $GID_S $port"
 	echo "+ [client in $CLIENT_NS] $PROG client $DEV_C $GID_C $ADDR_S $port $*"
-	in_server timeout -k 5 90 "$PROG" server "$DEV_S" "$GID_S" "$port" \
-		>"$SRV_OUT" 2>&1 </dev/null &
+	# $! must be timeout(1) itself, so that a SIGTERM reaches the server
+	ip netns exec "$SERVER_NS" timeout -k 5 90 \
+		"$PROG" server "$DEV_S" "$GID_S" "$port" >"$SRV_OUT" 2>&1 </dev/null &
 	spid=$!
-	if ! wait_listen "$port" 20; then
-		echo "server did not listen on TCP port $port within 20 s" >"$CLI_OUT"
+	if ! wait_line "$sfd" "listening on TCP port" 30 "$spid"; then
+		echo "server did not listen on TCP port $port within 30 s" >"$CLI_OUT"
 		CLI_RC=125
 	else
-		in_client timeout -k 5 90 "$PROG" client "$DEV_C" "$GID_C" \
-			"$ADDR_S" "$port" "$@" >"$CLI_OUT" 2>&1 </dev/null &
+		ip netns exec "$CLIENT_NS" timeout -k 5 90 "$PROG" client \
+			"$DEV_C" "$GID_C" "$ADDR_S" "$port" "$@" \
+			>"$CLI_OUT" 2>&1 </dev/null &
 		cpid=$!
-		while kill -0 "$cpid" 2>/dev/null; do
-			case $state in
-			wait_down)
-				if grep -q -- "$down_on" "$CLI_OUT"; then
-					srv_link down
-					state=wait_up
-					case $up_on in
-					+*)
-						sleep "${up_on#+}"
-						srv_link up
-						state=over ;;
-					esac
-				fi ;;
-			wait_up)
-				grep -q -- "$up_on" "$CLI_OUT" &&
-					{ srv_link up; state=over; } ;;
+		_wl_part=
+		if [ -n "$down_on" ] && wait_line "$cfd" "$down_on" 80 "$cpid"; then
+			srv_link down
+			case $up_on in
+			+*) sleep "${up_on#+}" ;;
+			*) wait_line "$cfd" "$up_on" 80 "$cpid" ;;
 			esac
-			sleep 0.05
-		done
+			srv_link up
+		fi
 		wait "$cpid"
 		CLI_RC=$?
 	fi
+	exec {sfd}<&- {cfd}<&-
 	[ "$LINK_DOWN" = 1 ] && srv_link up
 	for _ in $(seq 50); do
 		kill -0 "$spid" 2>/dev/null || break
@@ -123,9 +142,10 @@ scenario() {
 	sed 's/^/  server| /' "$SRV_OUT"
 	sed 's/^/  client| /' "$CLI_OUT"
 	grep -h ': note: ' "$SRV_OUT" "$CLI_OUT" | sed "s/^/# NOTE $name: /"
-	D_RTO=$(($(counter "$DEV_C" rto_events) - rto0))
-	D_RETX=$(($(counter "$DEV_C" retx_pkts) - retx0))
-	D_RNR=$(($(counter "$DEV_C" rnr_naks_rcvd) - rnr0))
+	snap c1
+	D_RTO=$((c1[rto_events] - c0[rto_events]))
+	D_RETX=$((c1[retx_pkts] - c0[retx_pkts]))
+	D_RNR=$((c1[rnr_naks_rcvd] - c0[rnr_naks_rcvd]))
 	log "$name: server exit $SRV_RC, client exit $CLI_RC, $((SECONDS - t0)) s; client rto_events +$D_RTO, retx_pkts +$D_RETX, rnr_naks_rcvd +$D_RNR"
 }
 

@@ -749,6 +749,7 @@ static int do_server(struct ctx *c, int port)
 	if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
 		die("TCP port %d: %s", port, strerror(errno));
+	say("listening on TCP port %d", port);
 	p.fd = ls;
 	p.events = POLLIN;
 	if (poll(&p, 1, 60000) != 1)
