@@ -472,8 +472,11 @@ static int post_write(struct ctx *c, enum ibv_wr_opcode op, uint64_t wr_id,
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
 		.wr.rdma = { c->peer.addr + roff, c->peer.rkey },
 	}, *bad_wr;
+	int err = ibv_post_send(c->qp, &wr, &bad_wr);
 
-	return ibv_post_send(c->qp, &wr, &bad_wr);
+	if (err)	/* verbs return the errno value */
+		errno = err;
+	return err;
 }
 
 static int post_recv(struct ctx *c, uint64_t wr_id, uint32_t off, uint32_t len)
@@ -481,8 +484,11 @@ static int post_recv(struct ctx *c, uint64_t wr_id, uint32_t off, uint32_t len)
 	struct ibv_sge sge = { (uintptr_t)c->buf + off, len, c->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = len ? 1 : 0 }, *bad_wr;
+	int err = ibv_post_recv(c->qp, &wr, &bad_wr);
 
-	return ibv_post_recv(c->qp, &wr, &bad_wr);
+	if (err)
+		errno = err;
+	return err;
 }
 
 /* One completion from @cq within @ms; false on timeout. */
@@ -1033,7 +1039,7 @@ static void mode_infinite(struct ctx *c, const struct opts *o)
 	struct stream s = { .gen = 1, .size = o->size, .depth = o->depth,
 			    .post_more = true };
 	double t0 = now(), t_down = 0, t_up = 0, t_port = 0, t_resumed = 0;
-	double t_drained;
+	double t_drained = 0;
 	bool announced = false;
 	struct ibv_wc wc;
 	uint64_t stalled = 0;
