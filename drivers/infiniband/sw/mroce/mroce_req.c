@@ -920,6 +920,24 @@ static void mroce_req_tlp(struct mroce_qp *qp)
 	}
 }
 
+/* The oldest request PSN still missing, READ/ATOMIC answers included. */
+static bool mroce_req_oldest_missing(struct mroce_qp *qp, u32 *psn)
+{
+	u32 idx, k;
+
+	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
+		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+
+		for (k = 0; k < sw->sent; k++) {
+			if (mroce_req_missing(qp, sw, k)) {
+				*psn = mroce_psn_add(sw->first_psn, k);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 /*
  * RTO: no progress for a whole RTO.  Resend only the oldest missing
  * request (READs: re-request); everything else waits for the ACK that
@@ -947,8 +965,12 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 	mroce_qcount(qp, MROCE_CNT_RTO_EVENTS, 1);
 	if (cc->on_loss)
 		cc->on_loss(&qp->sq.cc, 1, true, div_u64(now, NSEC_PER_USEC), 0);
-	/* the path that lost it is dead: new entropy, probed before reuse */
-	if (mroce_sb_oldest(&qp->sq.sb, &psn) &&
+	/*
+	 * The path that lost the oldest missing packet (or its answer: a
+	 * READ/ATOMIC response comes back with the request's entropy) is
+	 * dead: new entropy, probed before reuse; the resend avoids it.
+	 */
+	if (mroce_req_oldest_missing(qp, &psn) &&
 	    mroce_paths_kill(qp->sq.paths, mroce_sb_slot(&qp->sq.sb, psn)->path,
 			     mroce_now_us64())) {
 		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
@@ -1083,6 +1105,10 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
 		mroce_probe_restart(qp);
 	}
+	/* the echo names exactly the copy that arrived */
+	if (pi->rx_count && pi->opcode == MROCE_OP_ACK)
+		mroce_sb_echo(sb, pi->echo_path_id, pi->echo_path_seq,
+			      pi->echo_ts);
 	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, qp);
 	if (pi->rx_count)
 		mroce_paths_echo(qp->sq.paths, pi->echo_path_id, ack.rtt_us,

@@ -56,22 +56,36 @@ bool mroce_sb_sent(struct mroce_sb *sb, u32 psn, u8 path, u32 path_seq,
 	return true;
 }
 
+/* The transmission (@path, @path_seq, sent at @xmit_us) was delivered. */
+static void mroce_sb_dlv_update(struct mroce_sb *sb, u8 path, u32 path_seq,
+				u32 xmit_us)
+{
+	u64 pbit = BIT_ULL(path);
+
+	if (!sb->rack_valid || (s32)(xmit_us - sb->rack_xmit_us) > 0) {
+		sb->rack_xmit_us = xmit_us;
+		sb->rack_valid = true;
+	}
+	if (!(sb->dlv_paths & pbit) ||
+	    (s32)(path_seq - sb->dlv_seq[path]) > 0) {
+		sb->dlv_seq[path] = path_seq;
+		sb->dlv_paths |= pbit;
+	}
+}
+
 /* @psn (in the window, not delivered before) reached the peer. */
 static void mroce_sb_deliver(struct mroce_sb *sb, u32 psn, mroce_sb_fn fn,
 			     void *ctx)
 {
 	struct mroce_sb_slot *s = mroce_sb_slot(sb, psn);
-	u64 pbit = BIT_ULL(s->path);
 
-	if (!sb->rack_valid || (s32)(s->xmit_us - sb->rack_xmit_us) > 0) {
-		sb->rack_xmit_us = s->xmit_us;
-		sb->rack_valid = true;
-	}
-	if (!(sb->dlv_paths & pbit) ||
-	    (s32)(s->path_seq - sb->dlv_seq[s->path]) > 0) {
-		sb->dlv_seq[s->path] = s->path_seq;
-		sb->dlv_paths |= pbit;
-	}
+	/*
+	 * Which copy of a resent PSN arrived is unknown: crediting the
+	 * resend's later path seq and time would declare the packets sent
+	 * before it lost (a spurious cascade).  Only the echo is exact.
+	 */
+	if (!(s->flags & MROCE_SB_RETX))
+		mroce_sb_dlv_update(sb, s->path, s->path_seq, s->xmit_us);
 	/* no reordering seen for a while: be quicker to declare loss again */
 	if (++sb->calm_pkts >= MROCE_SB_DECAY_PKTS) {
 		sb->calm_pkts = 0;
@@ -214,6 +228,12 @@ bool mroce_sb_newest(const struct mroce_sb *sb, u32 *psn)
 		}
 	}
 	return false;
+}
+
+void mroce_sb_echo(struct mroce_sb *sb, u8 path, u32 path_seq, u32 xmit_us)
+{
+	if (path < MROCE_SB_PATHS)
+		mroce_sb_dlv_update(sb, path, path_seq, xmit_us);
 }
 
 bool mroce_sb_dup_echo(struct mroce_sb *sb, u32 psn)

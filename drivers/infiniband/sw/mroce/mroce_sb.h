@@ -126,6 +126,12 @@ int mroce_sb_ack(struct mroce_sb *sb, u32 cum, const u64 *sack,
 u32 mroce_sb_detect(struct mroce_sb *sb, const struct mroce_sb_clock *c,
 		    mroce_sb_fn fn, void *ctx, u32 *wait_us);
 
+/*
+ * An ACK echoed the transmission (@path, @path_seq) sent at @xmit_us: it
+ * was delivered, exactly that copy.  Call before mroce_sb_ack().
+ */
+void mroce_sb_echo(struct mroce_sb *sb, u8 path, u32 path_seq, u32 xmit_us);
+
 /* The oldest PSN declared lost and not resent yet, from @from on. */
 bool mroce_sb_next_lost(const struct mroce_sb *sb, u32 from, u32 *psn);
 

@@ -355,7 +355,36 @@ static void mroce_sb_test_dup_echo(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mroce_sb_dup_echo(sb, 12));
 }
 
+/*
+ * A resent PSN's delivery is ambiguous: it must not credit the resend's
+ * path seq (that would declare everything sent before it lost); an exact
+ * echo does.
+ */
+static void mroce_sb_test_retx_ambiguous(struct kunit *test)
+{
+	struct mroce_sb *sb = sb_new(test, 0);
+	u64 sack[MROCE_WIRE_SACK_WORDS] = {};
+	struct mroce_sb_clock c = sb_clk;
+	u32 seq[1] = {};
+
+	c.now_us = 50;
+	sb_send(test, sb, 8, 1, seq, 0);		/* seq 0..7 */
+	mroce_sb_sent(sb, 0, 0, seq[0]++, 20);		/* spurious resend, seq 8 */
+	sb_send(test, sb, 4, 1, seq, 30);		/* seq 9..12, in flight */
+	/* the original PSN 0 arrives late, with PSN 2 (bit 1 above cum 1)... */
+	sack_set(sack, 1);
+	KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 1, sack, NULL, NULL), 2);
+	/* ...without claiming the resend's seq 8: nothing is lost */
+	KUNIT_EXPECT_EQ(test, sb->dlv_seq[0], 2U);
+	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, NULL, NULL, NULL), 0U);
+	/* an exact echo of seq 12 is news: seqs 1, 3..7 and 9 are 3+ behind */
+	mroce_sb_echo(sb, 0, 12, 33);
+	KUNIT_EXPECT_EQ(test, sb->dlv_seq[0], 12U);
+	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, NULL, NULL, NULL), 7U);
+}
+
 static struct kunit_case mroce_sb_cases[] = {
+	KUNIT_CASE(mroce_sb_test_retx_ambiguous),
 	KUNIT_CASE(mroce_sb_test_dup_echo),
 	KUNIT_CASE(mroce_sb_test_window),
 	KUNIT_CASE(mroce_sb_test_cumulative),

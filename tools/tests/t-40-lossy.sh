@@ -8,7 +8,7 @@
 # immediate right, and the counters must show selective retransmission,
 # not go-back-N: retransmitted packets stay close to the packets netem
 # dropped, and reordering alone causes almost no retransmission.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 need_cmd rdma tc
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
