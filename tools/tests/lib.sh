@@ -129,13 +129,14 @@ need_module() {
 	done
 }
 
+# load_mroce [PARAM=VALUE...]: insmod the module (with parameters)
 load_mroce() {
 	need_module ib_core ib_uverbs udp_tunnel ip6_udp_tunnel
 	[ -d /sys/module/mroce ] && return 0
 	[ -f "$MROCE_KO" ] ||
 		fail "$MROCE_KO not found: build it on the host first (make modules)"
-	echo "+ insmod $MROCE_KO"
-	insmod "$MROCE_KO" || fail "insmod $MROCE_KO failed"
+	echo "+ insmod $MROCE_KO $*"
+	insmod "$MROCE_KO" "$@" || fail "insmod $MROCE_KO $* failed"
 }
 
 unload_mroce() {

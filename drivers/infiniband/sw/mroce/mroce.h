@@ -23,6 +23,7 @@
 #include "mroce_cc.h"
 #include "mroce_pace.h"
 #include "mroce_path.h"
+#include "mroce_ratehint.h"
 #include "mroce_rto.h"
 #include "mroce_sb.h"
 #include "mroce_wire.h"
@@ -129,6 +130,9 @@ struct mroce_dev {
 	struct xarray ah_xa;		/* ah_num -> mroce_av_ref, RCU readers */
 	u32 next_ah;
 	spinlock_t atomic_lock;		/* serialises remote atomics */
+	/* receiver fair-share rate hint for the senders to this port */
+	spinlock_t rh_lock;
+	struct mroce_hint rh;
 
 	atomic_t num_pds;
 	atomic_t num_qps;
@@ -356,6 +360,8 @@ struct mroce_qp {
 		u32 rq_done;		/* next rq_seq to complete */
 		u32 since_ack;
 		u32 ce_since_ack;	/* CE-marked arrivals since the last ACK */
+		struct mroce_hint_conn rhc;	/* this sender, for the hint */
+		u32 hint_mbps;		/* the hint our ACKs carry, 0: none */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
 		struct mroce_atomic_res *atomic_res;
 		u32 atomic_next;

@@ -569,7 +569,7 @@ struct sim_ack {
 struct sim_flow {
 	struct mroce_cc_state cc;
 	struct mroce_pacer pacer;
-	struct mroce_rh_conn rc;
+	struct mroce_hint_conn rc;
 	struct sim_ack ackq[SIM_ACKQ];
 	u32 ack_head, ack_tail;
 	u64 start_us;
@@ -594,7 +594,7 @@ struct sim {
 	u32 kmin, kmax;		/* marking ramp, bytes queued */
 	u32 pmax;		/* marking probability at kmax, of 65536 */
 	bool hints;
-	struct mroce_rh rh;
+	struct mroce_hint rh;
 	struct sim_pkt q[SIM_QCAP];
 	u32 q_head, q_len;
 	u64 q_bytes;
@@ -628,9 +628,9 @@ static struct sim *sim_new(struct kunit *test, const struct mroce_cc_ops *ops,
 	s->kmax = 32768;
 	s->pmax = 65536;
 	s->rng = 1;
-	mroce_rh_init(&s->rh, div_u64(cap, MBPS), MROCE_RH_EPOCH_US);
+	mroce_hint_init(&s->rh, div_u64(cap, MBPS), MROCE_HINT_EPOCH_US);
 	for (i = 0; i < n; i++)
-		mroce_rh_conn_init(&s->f[i].rc);
+		mroce_hint_conn_init(&s->f[i].rc);
 	return s;
 }
 
@@ -661,7 +661,7 @@ static void sim_deliver(struct sim *s, const struct sim_pkt *p)
 	fl->pend_sent_us = p->sent_us;
 	fl->pend_ce = p->ce;
 	if (s->hints)
-		fl->hint_mbps = mroce_rh_rx(&s->rh, &fl->rc, SIM_PKT, p->ce,
+		fl->hint_mbps = mroce_hint_rx(&s->rh, &fl->rc, SIM_PKT, p->ce,
 					    s->now);
 	if (fl->rx_pend >= SIM_ACK_EVERY || p->ce)
 		sim_ack_out(s, fl);

@@ -112,6 +112,8 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 	if (!mdev->stats)
 		return -ENOMEM;
 
+	spin_lock_init(&mdev->rh_lock);
+	mroce_hint_init(&mdev->rh, 0, 0);	/* defaults: 100G, 100 us epochs */
 	mdev->cc = mroce_cc_get(cc_algo);
 	if (!mdev->cc) {
 		pr_err("mroce: unknown congestion control algorithm '%s'\n",

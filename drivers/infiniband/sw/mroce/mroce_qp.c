@@ -289,6 +289,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.rd_atomic = 0;
 	qp->sq.rnr_wait = false;
 	mroce_rto_init(&qp->sq.rto);
+	qp->sq.rto.max_us = mroce_rto_max_for(qp->timeout, qp->retry_cnt);
 	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
 	mroce_qp_paths_init(qp, 0);
 	qp->sq.probe_at = 0;
@@ -308,6 +309,9 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	mroce_rq_release(qp);
 	qp->rq.rq_done = 0;
 	qp->rq.since_ack = 0;
+	qp->rq.ce_since_ack = 0;
+	qp->rq.hint_mbps = 0;
+	mroce_hint_conn_init(&qp->rq.rhc);
 	qp->rq.fatal_nak = 0;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
 	qp->rq.ring.hdr->prod = 0;
@@ -379,6 +383,9 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->timeout = attr->timeout;
 	if (mask & IB_QP_RETRY_CNT)
 		qp->retry_cnt = attr->retry_cnt;
+	if (mask & (IB_QP_TIMEOUT | IB_QP_RETRY_CNT))
+		qp->sq.rto.max_us = mroce_rto_max_for(qp->timeout,
+						      qp->retry_cnt);
 	if (mask & IB_QP_RNR_RETRY)
 		qp->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_MIN_RNR_TIMER)

@@ -59,21 +59,21 @@
 
 #include "mroce_ratehint.h"
 
-#define MROCE_RH_DEFAULT_LINE_MBPS	100000	/* 100 Gbit/s */
+#define MROCE_HINT_DEFAULT_LINE_MBPS	100000	/* 100 Gbit/s */
 
-static u64 mroce_rh_line_target(const struct mroce_rh *rh)
+static u64 mroce_hint_line_target(const struct mroce_hint *rh)
 {
-	return max_t(u64, div_u64(rh->line_mbps * MROCE_RH_TARGET_PCT, 100), 1);
+	return max_t(u64, div_u64(rh->line_mbps * MROCE_HINT_TARGET_PCT, 100), 1);
 }
 
 /* Mbit/s of @bytes in one epoch: bits per microsecond. */
-static u64 mroce_rh_mbps(const struct mroce_rh *rh, u64 bytes)
+static u64 mroce_hint_mbps(const struct mroce_hint *rh, u64 bytes)
 {
 	return div_u64(bytes * 8, rh->epoch_us);
 }
 
 /* The share of a heavy connection, with @n active, @heavy of them heavy. */
-static u64 mroce_rh_share(const struct mroce_rh *rh, u32 n, u32 heavy,
+static u64 mroce_hint_share(const struct mroce_hint *rh, u32 n, u32 heavy,
 			  u64 light_mbps)
 {
 	u64 t = rh->target_mbps;
@@ -87,20 +87,20 @@ static u64 mroce_rh_share(const struct mroce_rh *rh, u32 n, u32 heavy,
  * evaluation and the connections that joined since; and the heavy
  * threshold that goes with it.
  */
-static void mroce_rh_set_hint(struct mroce_rh *rh)
+static void mroce_hint_set_hint(struct mroce_hint *rh)
 {
 	u32 n = rh->prev_n + rh->n_new;
 	u64 share;
 
-	share = mroce_rh_share(rh, n, rh->prev_heavy + rh->n_new,
+	share = mroce_hint_share(rh, n, rh->prev_heavy + rh->n_new,
 			       rh->prev_light_mbps);
 	/* Mbit/s x us = bits */
-	rh->heavy_thresh = div_u64(share * rh->epoch_us * MROCE_RH_HEAVY_NUM,
-				   8 * MROCE_RH_HEAVY_DEN);
+	rh->heavy_thresh = div_u64(share * rh->epoch_us * MROCE_HINT_HEAVY_NUM,
+				   8 * MROCE_HINT_HEAVY_DEN);
 	rh->hint_mbps = n <= 1 ? 0 : clamp_t(u64, share, 1, U32_MAX);
 }
 
-static void mroce_rh_push(struct mroce_rh *rh, u64 mbps, bool congested)
+static void mroce_hint_push(struct mroce_hint *rh, u64 mbps, bool congested)
 {
 	u32 pos = rh->hist_pos;
 
@@ -109,26 +109,26 @@ static void mroce_rh_push(struct mroce_rh *rh, u64 mbps, bool congested)
 		rh->congested |= 1U << pos;
 	else
 		rh->congested &= ~(1U << pos);
-	rh->hist_pos = (pos + 1) % MROCE_RH_WINDOW;
+	rh->hist_pos = (pos + 1) % MROCE_HINT_WINDOW;
 }
 
-static u64 mroce_rh_target(const struct mroce_rh *rh)
+static u64 mroce_hint_target(const struct mroce_hint *rh)
 {
-	u64 line = mroce_rh_line_target(rh), peak = 0;
+	u64 line = mroce_hint_line_target(rh), peak = 0;
 	int i;
 
 	if (!rh->congested)
 		return line;
-	for (i = 0; i < MROCE_RH_WINDOW; i++)
+	for (i = 0; i < MROCE_HINT_WINDOW; i++)
 		peak = max_t(u64, peak, rh->hist_mbps[i]);
 	if (!peak)
 		return line;
-	return clamp_t(u64, div_u64(peak * MROCE_RH_HEADROOM_NUM,
-				    MROCE_RH_HEADROOM_DEN), 1, line);
+	return clamp_t(u64, div_u64(peak * MROCE_HINT_HEADROOM_NUM,
+				    MROCE_HINT_HEADROOM_DEN), 1, line);
 }
 
 /* Close the epochs before the one @now_us falls in, if any. */
-static void mroce_rh_advance(struct mroce_rh *rh, u64 now_us)
+static void mroce_hint_advance(struct mroce_hint *rh, u64 now_us)
 {
 	u64 e = div_u64(now_us, rh->epoch_us) + 1, skipped;
 	int i;
@@ -142,16 +142,16 @@ static void mroce_rh_advance(struct mroce_rh *rh, u64 now_us)
 		bool congested = rh->overload ||
 				 (rh->n && rh->n_ce * 2 >= rh->n);
 
-		mroce_rh_push(rh, mroce_rh_mbps(rh, rh->bytes), congested);
+		mroce_hint_push(rh, mroce_hint_mbps(rh, rh->bytes), congested);
 		skipped = e - rh->epoch - 1;
 		if (!skipped) {
 			rh->prev_n = rh->n;
 			rh->prev_heavy = rh->n_heavy;
 			rh->prev_light_mbps =
-				mroce_rh_mbps(rh, rh->bytes - rh->heavy_bytes);
+				mroce_hint_mbps(rh, rh->bytes - rh->heavy_bytes);
 		}
-		for (i = 0; i < min_t(u64, skipped, MROCE_RH_WINDOW); i++)
-			mroce_rh_push(rh, 0, false);
+		for (i = 0; i < min_t(u64, skipped, MROCE_HINT_WINDOW); i++)
+			mroce_hint_push(rh, 0, false);
 	}
 	rh->epoch = e;
 	rh->bytes = 0;
@@ -162,27 +162,27 @@ static void mroce_rh_advance(struct mroce_rh *rh, u64 now_us)
 	rh->n_ce = 0;
 	rh->overload = false;
 
-	rh->target_mbps = mroce_rh_target(rh);
-	mroce_rh_set_hint(rh);
+	rh->target_mbps = mroce_hint_target(rh);
+	mroce_hint_set_hint(rh);
 }
 
 /**
- * mroce_rh_init - start a receiving port's rate-hint state
+ * mroce_hint_init - start a receiving port's rate-hint state
  * @rh: the state
  * @line_mbps: the port's line rate, Mbit/s (0: 100 Gbit/s)
- * @epoch_us: the epoch E, microseconds (0: MROCE_RH_EPOCH_US)
+ * @epoch_us: the epoch E, microseconds (0: MROCE_HINT_EPOCH_US)
  */
-void mroce_rh_init(struct mroce_rh *rh, u64 line_mbps, u32 epoch_us)
+void mroce_hint_init(struct mroce_hint *rh, u64 line_mbps, u32 epoch_us)
 {
 	memset(rh, 0, sizeof(*rh));
-	rh->line_mbps = line_mbps ?: MROCE_RH_DEFAULT_LINE_MBPS;
-	rh->epoch_us = epoch_us ?: MROCE_RH_EPOCH_US;
-	rh->target_mbps = mroce_rh_line_target(rh);
-	mroce_rh_set_hint(rh);
+	rh->line_mbps = line_mbps ?: MROCE_HINT_DEFAULT_LINE_MBPS;
+	rh->epoch_us = epoch_us ?: MROCE_HINT_EPOCH_US;
+	rh->target_mbps = mroce_hint_line_target(rh);
+	mroce_hint_set_hint(rh);
 }
 
 /**
- * mroce_rh_rx - account a packet received on a connection
+ * mroce_hint_rx - account a packet received on a connection
  * @rh: the receiving port's state
  * @c: the connection's state
  * @bytes: the packet's size, IP header through UDP payload
@@ -194,12 +194,12 @@ void mroce_rh_init(struct mroce_rh *rh, u64 line_mbps, u32 epoch_us)
  *
  * Return: the rate hint to send the connection, Mbit/s; 0 = no hint.
  */
-u32 mroce_rh_rx(struct mroce_rh *rh, struct mroce_rh_conn *c, u32 bytes,
+u32 mroce_hint_rx(struct mroce_hint *rh, struct mroce_hint_conn *c, u32 bytes,
 		bool ce, u64 now_us)
 {
 	bool joined = false;
 
-	mroce_rh_advance(rh, now_us);
+	mroce_hint_advance(rh, now_us);
 	if (c->epoch != rh->epoch) {
 		if (!c->epoch || c->epoch + 1 != rh->epoch) {
 			rh->n_new++;
@@ -225,12 +225,12 @@ u32 mroce_rh_rx(struct mroce_rh *rh, struct mroce_rh_conn *c, u32 bytes,
 		rh->heavy_bytes += c->bytes;
 	}
 	if (joined)
-		mroce_rh_set_hint(rh);
+		mroce_hint_set_hint(rh);
 	return rh->hint_mbps;
 }
 
 /**
- * mroce_rh_overload - the port dropped received packets for lack of capacity
+ * mroce_hint_overload - the port dropped received packets for lack of capacity
  * @rh: the receiving port's state
  * @now_us: when, microseconds
  *
@@ -238,21 +238,21 @@ u32 mroce_rh_rx(struct mroce_rh *rh, struct mroce_rh_conn *c, u32 bytes,
  * was hit.  Marks the current epoch congested: its arrival rate is then a
  * capacity measurement.
  */
-void mroce_rh_overload(struct mroce_rh *rh, u64 now_us)
+void mroce_hint_overload(struct mroce_hint *rh, u64 now_us)
 {
-	mroce_rh_advance(rh, now_us);
+	mroce_hint_advance(rh, now_us);
 	rh->overload = true;
 }
 
 /**
- * mroce_rh_hint - the current hint, for an ACK no packet triggered
+ * mroce_hint_hint - the current hint, for an ACK no packet triggered
  * @rh: the receiving port's state
  * @now_us: now, microseconds
  *
  * Return: Mbit/s, 0 = no hint.
  */
-u32 mroce_rh_hint(struct mroce_rh *rh, u64 now_us)
+u32 mroce_hint_hint(struct mroce_hint *rh, u64 now_us)
 {
-	mroce_rh_advance(rh, now_us);
+	mroce_hint_advance(rh, now_us);
 	return rh->hint_mbps;
 }

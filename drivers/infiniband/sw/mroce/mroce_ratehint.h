@@ -5,9 +5,9 @@
  * epochs of E microseconds, and tells each sender the rate it may send at
  * so that all of them together fill, but do not overrun, the receiver.
  *
- * One struct mroce_rh per receiving port, one struct mroce_rh_conn per
+ * One struct mroce_hint per receiving port, one struct mroce_hint_conn per
  * connection that delivers to it.  The caller serialises all calls on one
- * struct mroce_rh (they change it); everything is O(1) per packet.
+ * struct mroce_hint (they change it); everything is O(1) per packet.
  *
  * Pure code: no ib_core dependency (KUnit suite mroce_ratehint).
  */
@@ -16,23 +16,23 @@
 
 #include <linux/types.h>
 
-#define MROCE_RH_EPOCH_US	100	/* default epoch E */
-#define MROCE_RH_WINDOW		8	/* epochs the capacity estimate spans */
-#define MROCE_RH_TARGET_PCT	95	/* hints add up to 95% of the line rate */
-#define MROCE_RH_HEADROOM_NUM	5	/* ... or 5/4 of the measured capacity */
-#define MROCE_RH_HEADROOM_DEN	4
-#define MROCE_RH_HEAVY_NUM	3	/* "heavy": delivered >= 3/4 of its share */
-#define MROCE_RH_HEAVY_DEN	4
+#define MROCE_HINT_EPOCH_US	100	/* default epoch E */
+#define MROCE_HINT_WINDOW		8	/* epochs the capacity estimate spans */
+#define MROCE_HINT_TARGET_PCT	95	/* hints add up to 95% of the line rate */
+#define MROCE_HINT_HEADROOM_NUM	5	/* ... or 5/4 of the measured capacity */
+#define MROCE_HINT_HEADROOM_DEN	4
+#define MROCE_HINT_HEAVY_NUM	3	/* "heavy": delivered >= 3/4 of its share */
+#define MROCE_HINT_HEAVY_DEN	4
 
-/* Per connection, owned by the caller; zero it (or mroce_rh_conn_init()). */
-struct mroce_rh_conn {
+/* Per connection, owned by the caller; zero it (or mroce_hint_conn_init()). */
+struct mroce_hint_conn {
 	u64 epoch;		/* epoch of its last packet; 0 = never */
 	u64 bytes;		/* bytes it delivered in that epoch */
 	bool heavy;		/* reached the heavy threshold in it */
 	bool ce;		/* delivered a CE-marked packet in it */
 };
 
-struct mroce_rh {
+struct mroce_hint {
 	u64 line_mbps;
 	u32 epoch_us;
 	u64 epoch;		/* current epoch: now / epoch_us + 1 */
@@ -44,7 +44,7 @@ struct mroce_rh {
 	u32 n_new;		/* of those, idle in the previous epoch */
 	u32 n_heavy;		/* of those, past heavy_thresh */
 	u32 n_ce;		/* of those, with CE-marked packets */
-	bool overload;		/* mroce_rh_overload() was called */
+	bool overload;		/* mroce_hint_overload() was called */
 
 	/* the previous epoch, evaluated when the current one began */
 	u32 prev_n;
@@ -55,12 +55,12 @@ struct mroce_rh {
 	u32 hint_mbps;		/* the hint now; 0 = none */
 
 	/* capacity estimate: aggregate arrival rate of recent epochs */
-	u32 hist_mbps[MROCE_RH_WINDOW];
+	u32 hist_mbps[MROCE_HINT_WINDOW];
 	u32 hist_pos;
 	u32 congested;		/* bit i: epoch hist_mbps[i] was congested */
 };
 
-static inline void mroce_rh_conn_init(struct mroce_rh_conn *c)
+static inline void mroce_hint_conn_init(struct mroce_hint_conn *c)
 {
 	c->epoch = 0;
 	c->bytes = 0;
@@ -68,10 +68,10 @@ static inline void mroce_rh_conn_init(struct mroce_rh_conn *c)
 	c->ce = false;
 }
 
-void mroce_rh_init(struct mroce_rh *rh, u64 line_mbps, u32 epoch_us);
-u32 mroce_rh_rx(struct mroce_rh *rh, struct mroce_rh_conn *c, u32 bytes,
+void mroce_hint_init(struct mroce_hint *rh, u64 line_mbps, u32 epoch_us);
+u32 mroce_hint_rx(struct mroce_hint *rh, struct mroce_hint_conn *c, u32 bytes,
 		bool ce, u64 now_us);
-void mroce_rh_overload(struct mroce_rh *rh, u64 now_us);
-u32 mroce_rh_hint(struct mroce_rh *rh, u64 now_us);
+void mroce_hint_overload(struct mroce_hint *rh, u64 now_us);
+u32 mroce_hint_hint(struct mroce_hint *rh, u64 now_us);
 
 #endif /* MROCE_RATEHINT_H */

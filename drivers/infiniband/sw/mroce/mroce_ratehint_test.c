@@ -22,7 +22,7 @@
  * in PKT-sized packets, round robin; @ce marks them all.  Returns the hint
  * each connection saw at its last packet in @hint[] (-1 if it sent none).
  */
-static void rh_epoch(struct mroce_rh *rh, struct mroce_rh_conn *c, int n,
+static void rh_epoch(struct mroce_hint *rh, struct mroce_hint_conn *c, int n,
 		     const u64 *mbps, bool ce, u64 t0, s64 *hint)
 {
 	u64 left[16], total = 0, sent = 0;
@@ -42,7 +42,7 @@ static void rh_epoch(struct mroce_rh *rh, struct mroce_rh_conn *c, int n,
 				continue;
 			/* arrival spread evenly over the epoch */
 			t = t0 + div64_u64(sent * (E - 1), max(total + sent, 1ULL));
-			hint[i] = mroce_rh_rx(rh, &c[i], b, ce, t);
+			hint[i] = mroce_hint_rx(rh, &c[i], b, ce, t);
 			left[i] -= b;
 			sent += b;
 			total -= b;
@@ -50,63 +50,63 @@ static void rh_epoch(struct mroce_rh *rh, struct mroce_rh_conn *c, int n,
 	}
 }
 
-static void mroce_rh_test_single(struct kunit *test)
+static void mroce_hint_test_single(struct kunit *test)
 {
-	struct mroce_rh rh;
-	struct mroce_rh_conn c;
+	struct mroce_hint rh;
+	struct mroce_hint_conn c;
 	u64 mbps = LINE;
 	s64 hint;
 	int k;
 
-	mroce_rh_init(&rh, LINE, E);
-	mroce_rh_conn_init(&c);
+	mroce_hint_init(&rh, LINE, E);
+	mroce_hint_conn_init(&c);
 	for (k = 0; k < 20; k++) {
 		rh_epoch(&rh, &c, 1, &mbps, k & 1, k * E, &hint);
 		KUNIT_EXPECT_EQ(test, hint, 0);
 	}
-	KUNIT_EXPECT_EQ(test, mroce_rh_hint(&rh, 20 * E), 0);
+	KUNIT_EXPECT_EQ(test, mroce_hint_hint(&rh, 20 * E), 0);
 }
 
-static void mroce_rh_test_two(struct kunit *test)
+static void mroce_hint_test_two(struct kunit *test)
 {
-	struct mroce_rh_conn c[2];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[2];
+	struct mroce_hint rh;
 	int k;
 
-	mroce_rh_init(&rh, LINE, E);
-	mroce_rh_conn_init(&c[0]);
-	mroce_rh_conn_init(&c[1]);
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[0], PKT, false, 1000), 0);
+	mroce_hint_init(&rh, LINE, E);
+	mroce_hint_conn_init(&c[0]);
+	mroce_hint_conn_init(&c[1]);
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[0], PKT, false, 1000), 0);
 	/* the second one counts at its first packet: 0.95 C / 2 */
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[1], PKT, false, 1001),
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[1], PKT, false, 1001),
 			T_LINE / 2);
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[0], PKT, false, 1002),
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[0], PKT, false, 1002),
 			T_LINE / 2);
 	/*
 	 * Next epoch: both were active, and light: 3 packets, 983 Mbit/s.
 	 * max-min leaves the rest to whichever wants it.
 	 */
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[0], PKT, false, 1100),
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[0], PKT, false, 1100),
 			T_LINE - 3 * PKT * 8 / E);
-	KUNIT_EXPECT_EQ(test, mroce_rh_hint(&rh, 1150), T_LINE - 983);
+	KUNIT_EXPECT_EQ(test, mroce_hint_hint(&rh, 1150), T_LINE - 983);
 	/* heavy both: an equal split */
 	for (k = 0; k < 40; k++)
-		mroce_rh_rx(&rh, &c[k & 1], PKT, false, 1150);
-	KUNIT_EXPECT_EQ(test, mroce_rh_hint(&rh, 1200), T_LINE / 2);
+		mroce_hint_rx(&rh, &c[k & 1], PKT, false, 1150);
+	KUNIT_EXPECT_EQ(test, mroce_hint_hint(&rh, 1200), T_LINE / 2);
 }
 
-static void mroce_rh_test_join_leave(struct kunit *test)
+static void mroce_hint_test_join_leave(struct kunit *test)
 {
 	u64 mbps[4] = { 3000, 3000, 3000, 0 };
-	struct mroce_rh_conn c[4];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[4];
+	struct mroce_hint rh;
 	s64 hint[4];
 	int i, k;
 	u64 t;
 
-	mroce_rh_init(&rh, LINE, E);
+	mroce_hint_init(&rh, LINE, E);
 	for (i = 0; i < 4; i++)
-		mroce_rh_conn_init(&c[i]);
+		mroce_hint_conn_init(&c[i]);
 	for (k = 0; k < 5; k++)
 		rh_epoch(&rh, c, 3, mbps, false, k * E, hint);
 	KUNIT_EXPECT_EQ(test, hint[0], T_LINE / 3);
@@ -114,9 +114,9 @@ static void mroce_rh_test_join_leave(struct kunit *test)
 
 	/* a fourth joins: at once, for everybody */
 	t = 5 * E;
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[3], PKT, false, t),
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[3], PKT, false, t),
 			T_LINE / 4);
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[0], PKT, false, t + 1),
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[0], PKT, false, t + 1),
 			T_LINE / 4);
 	for (i = 0; i < 4; i++)
 		mbps[i] = 2300;
@@ -147,17 +147,17 @@ static void mroce_rh_test_join_leave(struct kunit *test)
  * not drive the hint down: it stays the equal share of 95% of the line.
  * A hint of measured / n would be 0.8^k of it after k epochs.
  */
-static void mroce_rh_test_no_spiral(struct kunit *test)
+static void mroce_hint_test_no_spiral(struct kunit *test)
 {
-	struct mroce_rh_conn c[4];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[4];
+	struct mroce_hint rh;
 	u64 mbps[4];
 	s64 hint[4];
 	int i, k;
 
-	mroce_rh_init(&rh, LINE, E);
+	mroce_hint_init(&rh, LINE, E);
 	for (i = 0; i < 4; i++) {
-		mroce_rh_conn_init(&c[i]);
+		mroce_hint_conn_init(&c[i]);
 		mbps[i] = LINE;		/* before the first hint */
 	}
 	for (k = 0; k < 100; k++) {
@@ -172,22 +172,22 @@ static void mroce_rh_test_no_spiral(struct kunit *test)
 
 /*
  * A receiver that drains only 40% of its line rate (a software receiver
- * out of CPU) and says so with mroce_rh_overload(): the hints must settle
+ * out of CPU) and says so with mroce_hint_overload(): the hints must settle
  * at a share of what it can take, with headroom, and not spiral down
  * while senders keep using them.
  */
-static void mroce_rh_test_overload(struct kunit *test)
+static void mroce_hint_test_overload(struct kunit *test)
 {
 	const u64 cap = LINE * 4 / 10;
-	struct mroce_rh_conn c[4];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[4];
+	struct mroce_hint rh;
 	u64 mbps[4], sum;
 	s64 hint[4];
 	int i, k;
 
-	mroce_rh_init(&rh, LINE, E);
+	mroce_hint_init(&rh, LINE, E);
 	for (i = 0; i < 4; i++) {
-		mroce_rh_conn_init(&c[i]);
+		mroce_hint_conn_init(&c[i]);
 		mbps[i] = LINE;
 	}
 	for (k = 0; k < 200; k++) {
@@ -201,7 +201,7 @@ static void mroce_rh_test_overload(struct kunit *test)
 					   mbps[i];
 		rh_epoch(&rh, c, 4, dlv, false, k * E, hint);
 		if (sum > cap)
-			mroce_rh_overload(&rh, k * E + E / 2);
+			mroce_hint_overload(&rh, k * E + E / 2);
 		for (i = 0; i < 4; i++) {
 			if (k >= 2) {
 				/* >= a quarter of capacity, <= 5/4 of it */
@@ -220,17 +220,17 @@ static void mroce_rh_test_overload(struct kunit *test)
  * taken while the queue drained) can make T too low; senders that use
  * their hint make it grow by 5/4 per epoch back to 95% of the line.
  */
-static void mroce_rh_test_recovers(struct kunit *test)
+static void mroce_hint_test_recovers(struct kunit *test)
 {
-	struct mroce_rh_conn c[2];
+	struct mroce_hint_conn c[2];
 	u64 mbps[2] = { 500, 500 };
-	struct mroce_rh rh;
+	struct mroce_hint rh;
 	s64 hint[2];
 	int i, k;
 
-	mroce_rh_init(&rh, LINE, E);
-	mroce_rh_conn_init(&c[0]);
-	mroce_rh_conn_init(&c[1]);
+	mroce_hint_init(&rh, LINE, E);
+	mroce_hint_conn_init(&c[0]);
+	mroce_hint_conn_init(&c[1]);
 	/* both marked elsewhere at 500 Mbit/s each */
 	for (k = 0; k < 3; k++)
 		rh_epoch(&rh, c, 2, mbps, true, k * E, hint);
@@ -246,17 +246,17 @@ static void mroce_rh_test_recovers(struct kunit *test)
 }
 
 /* max-min: what a light connection leaves is the heavy one's */
-static void mroce_rh_test_light_heavy(struct kunit *test)
+static void mroce_hint_test_light_heavy(struct kunit *test)
 {
 	u64 mbps[3] = { 200, 300, LINE };
-	struct mroce_rh_conn c[3];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[3];
+	struct mroce_hint rh;
 	s64 hint[3];
 	int i, k;
 
-	mroce_rh_init(&rh, LINE, E);
+	mroce_hint_init(&rh, LINE, E);
 	for (i = 0; i < 3; i++)
-		mroce_rh_conn_init(&c[i]);
+		mroce_hint_conn_init(&c[i]);
 	for (k = 0; k < 10; k++) {
 		rh_epoch(&rh, c, 3, mbps, false, k * E, hint);
 		mbps[2] = hint[2];
@@ -274,66 +274,66 @@ static void mroce_rh_test_light_heavy(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, hint[i], T_LINE / 3);
 }
 
-static void mroce_rh_test_incast(struct kunit *test)
+static void mroce_hint_test_incast(struct kunit *test)
 {
-	struct mroce_rh_conn c[16];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[16];
+	struct mroce_hint rh;
 	u32 h = 0;
 	int i;
 
-	mroce_rh_init(&rh, LINE, E);
+	mroce_hint_init(&rh, LINE, E);
 	/* an idle receiver, then 16 senders within a few microseconds */
 	for (i = 0; i < 16; i++) {
-		mroce_rh_conn_init(&c[i]);
-		h = mroce_rh_rx(&rh, &c[i], PKT, false, 5000 + i / 4);
+		mroce_hint_conn_init(&c[i]);
+		h = mroce_hint_rx(&rh, &c[i], PKT, false, 5000 + i / 4);
 		KUNIT_EXPECT_EQ(test, h, i ? T_LINE / (i + 1) : 0);
 	}
 	for (i = 0; i < 16; i++)
-		KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[i], PKT, false, 5010),
+		KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[i], PKT, false, 5010),
 				T_LINE / 16);
 }
 
-static void mroce_rh_test_idle(struct kunit *test)
+static void mroce_hint_test_idle(struct kunit *test)
 {
 	u64 mbps[2] = { 500, 500 };
-	struct mroce_rh_conn c[2];
-	struct mroce_rh rh;
+	struct mroce_hint_conn c[2];
+	struct mroce_hint rh;
 	s64 hint[2];
 	int k;
 
-	mroce_rh_init(&rh, LINE, E);
-	mroce_rh_conn_init(&c[0]);
-	mroce_rh_conn_init(&c[1]);
+	mroce_hint_init(&rh, LINE, E);
+	mroce_hint_conn_init(&c[0]);
+	mroce_hint_conn_init(&c[1]);
 	for (k = 0; k < 3; k++)
 		rh_epoch(&rh, c, 2, mbps, true, k * E, hint);
 	KUNIT_EXPECT_LT(test, rh.target_mbps, T_LINE);
 	/* a long pause forgets congestion and connections alike */
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[0], PKT, false, 1000000), 0);
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[0], PKT, false, 1000000), 0);
 	KUNIT_EXPECT_EQ(test, rh.target_mbps, T_LINE);
-	KUNIT_EXPECT_EQ(test, mroce_rh_rx(&rh, &c[1], PKT, false, 1000001),
+	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[1], PKT, false, 1000001),
 			T_LINE / 2);
 	/* defaults */
-	mroce_rh_init(&rh, 0, 0);
-	KUNIT_EXPECT_EQ(test, rh.epoch_us, MROCE_RH_EPOCH_US);
+	mroce_hint_init(&rh, 0, 0);
+	KUNIT_EXPECT_EQ(test, rh.epoch_us, MROCE_HINT_EPOCH_US);
 	KUNIT_EXPECT_EQ(test, rh.target_mbps, 95000);
 }
 
-static struct kunit_case mroce_rh_cases[] = {
-	KUNIT_CASE(mroce_rh_test_single),
-	KUNIT_CASE(mroce_rh_test_two),
-	KUNIT_CASE(mroce_rh_test_join_leave),
-	KUNIT_CASE(mroce_rh_test_no_spiral),
-	KUNIT_CASE(mroce_rh_test_overload),
-	KUNIT_CASE(mroce_rh_test_recovers),
-	KUNIT_CASE(mroce_rh_test_light_heavy),
-	KUNIT_CASE(mroce_rh_test_incast),
-	KUNIT_CASE(mroce_rh_test_idle),
+static struct kunit_case mroce_hint_cases[] = {
+	KUNIT_CASE(mroce_hint_test_single),
+	KUNIT_CASE(mroce_hint_test_two),
+	KUNIT_CASE(mroce_hint_test_join_leave),
+	KUNIT_CASE(mroce_hint_test_no_spiral),
+	KUNIT_CASE(mroce_hint_test_overload),
+	KUNIT_CASE(mroce_hint_test_recovers),
+	KUNIT_CASE(mroce_hint_test_light_heavy),
+	KUNIT_CASE(mroce_hint_test_incast),
+	KUNIT_CASE(mroce_hint_test_idle),
 	{}
 };
 
-static struct kunit_suite mroce_rh_suite = {
+static struct kunit_suite mroce_hint_suite = {
 	.name = "mroce_ratehint",
-	.test_cases = mroce_rh_cases,
+	.test_cases = mroce_hint_cases,
 };
 
-kunit_test_suite(mroce_rh_suite);
+kunit_test_suite(mroce_hint_suite);

@@ -43,6 +43,7 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 		pi.echo_flags = echo_flags | (trig->rx_ce ? MROCE_ECHO_CE : 0);
 		pi.ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
 	}
+	pi.rate_hint_mbps = qp->rq.hint_mbps;
 	pi.nak_code = nak;
 	pi.nak_psn = nak_psn;
 	pi.rnr_timer = rnr_timer;
@@ -445,6 +446,12 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		qp->rq.ce_since_ack++;
 		mroce_qcount(qp, MROCE_CNT_RX_CE_PKTS, 1);
 	}
+	/* this port's arrivals, per sender: the fair share the ACKs carry */
+	spin_lock(&qp->mdev->rh_lock);
+	qp->rq.hint_mbps = mroce_hint_rx(&qp->mdev->rh, &qp->rq.rhc,
+				       pi->hdr_len + pi->payload_len, pi->rx_ce,
+				       div_u64(ktime_get_ns(), NSEC_PER_USEC));
+	spin_unlock(&qp->mdev->rh_lock);
 	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
 	if (d >= BIT(23) ||
 	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {

@@ -91,4 +91,18 @@ static inline u64 mroce_verbs_retry_ns(u8 timeout, u8 retry_cnt)
 	return (4096ULL << min_t(u8, timeout, 31)) * (retry_cnt + 1ULL);
 }
 
+/*
+ * The RTO ceiling for a QP: at most an eighth of its verbs retry budget,
+ * so a lossy path gets several resends before RETRY_EXC_ERR, within
+ * [MROCE_RTO_MIN_US, MROCE_RTO_MAX_US].
+ */
+static inline u32 mroce_rto_max_for(u8 timeout, u8 retry_cnt)
+{
+	u64 budget_us = mroce_verbs_retry_ns(timeout, retry_cnt) / 1000;
+
+	if (!budget_us)
+		return MROCE_RTO_MAX_US;
+	return clamp_t(u64, budget_us / 8, MROCE_RTO_MIN_US, MROCE_RTO_MAX_US);
+}
+
 #endif /* MROCE_RTO_H */

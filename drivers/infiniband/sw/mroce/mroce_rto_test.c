@@ -119,7 +119,19 @@ static void mroce_rto_test_verbs_retry(struct kunit *test)
 			mroce_verbs_retry_ns(31, 7));
 }
 
+/* The ceiling leaves several resends inside the verbs budget. */
+static void mroce_rto_test_max_for(struct kunit *test)
+{
+	/* timeout 14, retry_cnt 7: 537 ms budget, 67 ms ceiling */
+	KUNIT_EXPECT_EQ(test, mroce_rto_max_for(14, 7), 67108U);
+	/* small budgets keep the floor, large ones the ceiling */
+	KUNIT_EXPECT_EQ(test, mroce_rto_max_for(8, 0), (u32)MROCE_RTO_MIN_US);
+	KUNIT_EXPECT_EQ(test, mroce_rto_max_for(20, 7), (u32)MROCE_RTO_MAX_US);
+	KUNIT_EXPECT_EQ(test, mroce_rto_max_for(0, 7), (u32)MROCE_RTO_MAX_US);
+}
+
 static struct kunit_case mroce_rto_cases[] = {
+	KUNIT_CASE(mroce_rto_test_max_for),
 	KUNIT_CASE(mroce_rto_test_verbs_retry),
 	KUNIT_CASE(mroce_rto_test_initial),
 	KUNIT_CASE(mroce_rto_test_first_sample),

@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 600
+#
+# Incast 3 -> 1 on the spine-leaf fabric with the "metaroce" congestion
+# control: h1, h2 and h4 each write to h3 (ib_write_bw 64 KiB, run at the
+# same time) through leaf2's port toward h3, rate-limited with ECN marking
+# (tbf + fq_codel ce_threshold).  Checks: all three transfers complete,
+# the bottleneck marks (ECN) and the receiver sees CE, the senders back
+# off so the bottleneck's drops stop after the start, and the shares are
+# fair (Jain's index).  Prints the same run with cc "none" for reference.
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tools/guest/fabric.sh
+. "$MROCE_TOP/tools/guest/fabric.sh"
+
+need_cmd rdma tc ib_write_bw
+export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
+RATE=${MROCE_INCAST_RATE:-100mbit}
+DUR=${MROCE_INCAST_DURATION:-10}
+SENDERS="1 2 4"
+
+gid_of() {	# gid_of DEV I: index of ::ffff:192.0.2.I on DEV
+	local g
+	g=$(grep -lx "0000:0000:0000:0000:0000:ffff:c000:02$(printf %02x "$2")" \
+		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1)
+	echo "${g##*/}"
+}
+qdisc_drops() {	# packets the bottleneck qdiscs dropped
+	fabric_exec leaf2 tc -s qdisc show dev h3 |
+		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+counter() {	# counter DEV NAME
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		grep -A1 -x "$2" | tail -n 1
+}
+
+# incast CC: one run; sets BW[i] (MB/s), D_EARLY, D_LATE, JAIN, CE
+incast() {
+	local cc=$1 i port pids=() d0 d1 d2
+	unload_mroce
+	load_mroce cc_algo="$cc"
+	fabric_clean
+	fabric_build || fail "fabric build"
+	fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
+	for i in 1 2 3 4; do
+		fabric_exec h$i rdma link add mroce$i type mroce netdev veth$i ||
+			fail "mroce$i"
+	done
+	sleep 0.5
+	for i in $SENDERS; do
+		port=$((18500 + i))
+		fabric_exec h3 timeout $((DUR + 60)) ib_write_bw -d mroce3 \
+			-x "$(gid_of mroce3 3)" -s 65536 -D "$DUR" -p "$port" -F \
+			>"/tmp/incast-$cc-srv$i" 2>&1 &
+	done
+	sleep 2
+	d0=$(qdisc_drops)
+	for i in $SENDERS; do
+		port=$((18500 + i))
+		fabric_exec h$i timeout $((DUR + 60)) ib_write_bw -d mroce$i \
+			-x "$(gid_of mroce$i "$i")" -s 65536 -D "$DUR" -p "$port" -F \
+			192.0.2.3 >"/tmp/incast-$cc-cli$i" 2>&1 &
+		pids+=($!)
+	done
+	sleep 3
+	d1=$(qdisc_drops)
+	OK=0
+	for i in "${pids[@]}"; do
+		wait "$i" && OK=$((OK + 1))
+	done
+	wait
+	d2=$(qdisc_drops)
+	D_EARLY=$((d1 - d0))
+	D_LATE=$((d2 - d1))
+	CE=$(counter mroce3 rx_ce_pkts)
+	for i in $SENDERS; do
+		BW[$i]=$(awk '$1 == 65536 { print $4 }' "/tmp/incast-$cc-cli$i")
+		BW[$i]=${BW[$i]:-0}
+	done
+	JAIN=$(echo "${BW[1]} ${BW[2]} ${BW[4]}" | awk '{
+		s = $1 + $2 + $3; q = $1 * $1 + $2 * $2 + $3 * $3
+		printf "%.3f", q > 0 ? s * s / (3 * q) : 0 }')
+	log "cc $cc, bottleneck $RATE: MB/s ${BW[1]} ${BW[2]} ${BW[4]}," \
+	    "Jain $JAIN, bottleneck drops first 3 s $D_EARLY, later $D_LATE," \
+	    "CE-marked arrivals $CE, ECN marks $(fabric_marks leaf2:h3)"
+}
+
+on_exit 'fabric_clean; topo_clean; unload_mroce'
+
+incast none
+NONE="${BW[1]} ${BW[2]} ${BW[4]} Jain $JAIN drops $D_EARLY/$D_LATE"
+
+incast metaroce
+check_eq "metaroce: all three transfers completed" 3 "$OK"
+check "metaroce: the bottleneck marked and the receiver saw CE ($CE)" \
+	test "$CE" -gt 0
+check "metaroce: fair shares (Jain $JAIN >= 0.9)" \
+	awk -v j="$JAIN" 'BEGIN { exit !(j >= 0.9) }'
+check "metaroce: drops stop after the start ($D_LATE later vs $D_EARLY in the first 3 s)" \
+	test "$D_LATE" -le $(( D_EARLY / 4 + 10 ))
+log "reference, cc none: $NONE"
