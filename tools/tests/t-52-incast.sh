@@ -15,7 +15,7 @@
 
 need_cmd rdma tc ib_write_bw
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
-RATE=${MROCE_INCAST_RATE:-100mbit}
+RATE=${MROCE_INCAST_RATE:-30mbit}
 DUR=${MROCE_INCAST_DURATION:-10}
 SENDERS="1 2 4"
 
@@ -28,6 +28,11 @@ gid_of() {	# gid_of DEV I: index of ::ffff:192.0.2.I on DEV
 qdisc_drops() {	# packets the bottleneck qdiscs dropped
 	fabric_exec leaf2 tc -s qdisc show dev h3 |
 		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+backlog() {	# packets queued at the bottleneck now
+	fabric_exec leaf2 tc -s qdisc show dev h3 |
+		sed -n 's/.*backlog [0-9]*[KMG]*b \([0-9]*\)p.*/\1/p' |
+		awk '{ n += $1 } END { print n + 0 }'
 }
 counter() {	# counter DEV NAME
 	rdma statistic show link "$1/1" | tr ' ' '\n' |
@@ -55,6 +60,7 @@ incast() {
 	done
 	sleep 2
 	d0=$(qdisc_drops)
+	m0=$(fabric_marks leaf2:h3)
 	for i in $SENDERS; do
 		port=$((18500 + i))
 		fabric_exec h$i timeout $((DUR + 60)) ib_write_bw -d mroce$i \
@@ -64,12 +70,25 @@ incast() {
 	done
 	sleep 3
 	d1=$(qdisc_drops)
+	m1=$(fabric_marks leaf2:h3)
+	# the queue over the rest of the run, sampled
+	QSUM=0
+	for i in 1 2 3 4 5 6 7 8; do
+		QSUM=$((QSUM + $(backlog)))
+		sleep 0.5
+	done
+	QAVG=$((QSUM / 8))
+	CWND=$(rdma resource show qp link mroce1/1 -dd 2>/dev/null |
+		grep -o 'cwnd_pkts [0-9]*' | head -n 1)
 	OK=0
 	for i in "${pids[@]}"; do
 		wait "$i" && OK=$((OK + 1))
 	done
 	wait
 	d2=$(qdisc_drops)
+	m2=$(fabric_marks leaf2:h3)
+	M_EARLY=$((m1 - m0))
+	M_LATE=$((m2 - m1))
 	D_EARLY=$((d1 - d0))
 	D_LATE=$((d2 - d1))
 	CE=$(counter mroce3 rx_ce_pkts)
@@ -79,16 +98,20 @@ incast() {
 	done
 	JAIN=$(echo "${BW[1]} ${BW[2]} ${BW[4]}" | awk '{
 		s = $1 + $2 + $3; q = $1 * $1 + $2 * $2 + $3 * $3
-		printf "%.3f", q > 0 ? s * s / (3 * q) : 0 }')
-	log "cc $cc, bottleneck $RATE: MB/s ${BW[1]} ${BW[2]} ${BW[4]}," \
+		printf "%.3f", (q > 0 ? s * s / (3 * q) : 0) }')
+	SUM=$(echo "${BW[1]} ${BW[2]} ${BW[4]}" | awk '{ printf "%.2f", $1 + $2 + $3 }')
+	log "cc $cc, bottleneck $RATE: MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM)," \
 	    "Jain $JAIN, bottleneck drops first 3 s $D_EARLY, later $D_LATE," \
-	    "CE-marked arrivals $CE, ECN marks $(fabric_marks leaf2:h3)"
+	    "ECN marks first 3 s $M_EARLY, later $M_LATE, CE-marked arrivals $CE," \
+	    "bottleneck queue $QAVG packets on average, h1 ${CWND:-cwnd ?}"
 }
 
 on_exit 'fabric_clean; topo_clean; unload_mroce'
 
 incast none
-NONE="${BW[1]} ${BW[2]} ${BW[4]} Jain $JAIN drops $D_EARLY/$D_LATE"
+NONE="MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM), Jain $JAIN, drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
+NONE_MLATE=$M_LATE
+NONE_Q=$QAVG
 
 incast metaroce
 check_eq "metaroce: all three transfers completed" 3 "$OK"
@@ -98,4 +121,9 @@ check "metaroce: fair shares (Jain $JAIN >= 0.9)" \
 	awk -v j="$JAIN" 'BEGIN { exit !(j >= 0.9) }'
 check "metaroce: drops stop after the start ($D_LATE later vs $D_EARLY in the first 3 s)" \
 	test "$D_LATE" -le $(( D_EARLY / 4 + 10 ))
+check "metaroce: a short bottleneck queue ($QAVG packets on average, cc none: $NONE_Q)" \
+	test $(( QAVG * 2 )) -le "$NONE_Q"
+# RATE in Mbit/s; the senders must not starve the link
+check "metaroce: the link stays busy (sum $SUM MB/s >= 40% of $RATE)" \
+	awk -v s="$SUM" -v r="${RATE%mbit}" 'BEGIN { exit !(s >= 0.4 * r / 8) }'
 log "reference, cc none: $NONE"

@@ -1134,7 +1134,12 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		ack.ce_count = pi->ce_count;
 		ack.echo_ce = pi->echo_flags & MROCE_ECHO_CE;
 		ack.srtt_us = qp->sq.rto.srtt_us;
-		ack.min_rtt_us = qp->sq.min_rtt_us;
+		/*
+		 * No delay signal: a software host's RTT jitter is far above
+		 * target_qdelay and the lifetime minimum never expires; ECN
+		 * and the rate hint drive the rate.
+		 */
+		ack.min_rtt_us = 0;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
