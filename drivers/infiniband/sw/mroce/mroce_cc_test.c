@@ -662,7 +662,7 @@ static void sim_deliver(struct sim *s, const struct sim_pkt *p)
 	fl->pend_ce = p->ce;
 	if (s->hints)
 		fl->hint_mbps = mroce_hint_rx(&s->rh, &fl->rc, SIM_PKT, p->ce,
-					    s->now);
+					      s->now);
 	if (fl->rx_pend >= SIM_ACK_EVERY || p->ce)
 		sim_ack_out(s, fl);
 }

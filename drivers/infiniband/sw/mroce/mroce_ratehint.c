@@ -74,7 +74,7 @@ static u64 mroce_hint_mbps(const struct mroce_hint *rh, u64 bytes)
 
 /* The share of a heavy connection, with @n active, @heavy of them heavy. */
 static u64 mroce_hint_share(const struct mroce_hint *rh, u32 n, u32 heavy,
-			  u64 light_mbps)
+			    u64 light_mbps)
 {
 	u64 t = rh->target_mbps;
 	u64 spare = t > light_mbps ? t - light_mbps : 0;
@@ -93,7 +93,7 @@ static void mroce_hint_set_hint(struct mroce_hint *rh)
 	u64 share;
 
 	share = mroce_hint_share(rh, n, rh->prev_heavy + rh->n_new,
-			       rh->prev_light_mbps);
+				 rh->prev_light_mbps);
 	/* Mbit/s x us = bits */
 	rh->heavy_thresh = div_u64(share * rh->epoch_us * MROCE_HINT_HEAVY_NUM,
 				   8 * MROCE_HINT_HEAVY_DEN);
@@ -195,7 +195,7 @@ void mroce_hint_init(struct mroce_hint *rh, u64 line_mbps, u32 epoch_us)
  * Return: the rate hint to send the connection, Mbit/s; 0 = no hint.
  */
 u32 mroce_hint_rx(struct mroce_hint *rh, struct mroce_hint_conn *c, u32 bytes,
-		bool ce, u64 now_us)
+		  bool ce, u64 now_us)
 {
 	bool joined = false;
 

@@ -70,7 +70,7 @@ static inline void mroce_hint_conn_init(struct mroce_hint_conn *c)
 
 void mroce_hint_init(struct mroce_hint *rh, u64 line_mbps, u32 epoch_us);
 u32 mroce_hint_rx(struct mroce_hint *rh, struct mroce_hint_conn *c, u32 bytes,
-		bool ce, u64 now_us);
+		  bool ce, u64 now_us);
 void mroce_hint_overload(struct mroce_hint *rh, u64 now_us);
 u32 mroce_hint_hint(struct mroce_hint *rh, u64 now_us);
 

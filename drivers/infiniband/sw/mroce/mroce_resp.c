@@ -449,8 +449,8 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	/* this port's arrivals, per sender: the fair share the ACKs carry */
 	spin_lock(&qp->mdev->rh_lock);
 	qp->rq.hint_mbps = mroce_hint_rx(&qp->mdev->rh, &qp->rq.rhc,
-				       pi->hdr_len + pi->payload_len, pi->rx_ce,
-				       div_u64(ktime_get_ns(), NSEC_PER_USEC));
+					 pi->hdr_len + pi->payload_len, pi->rx_ce,
+					 div_u64(ktime_get_ns(), NSEC_PER_USEC));
 	spin_unlock(&qp->mdev->rh_lock);
 	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
 	if (d >= BIT(23) ||
