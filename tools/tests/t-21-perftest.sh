@@ -68,6 +68,8 @@ for t in ib_write_bw ib_read_bw ib_send_bw; do
 	perf "$t" 8 200
 	perf "$t" 4096 200
 	perf "$t" 65536 50
+	# 1 MiB: 1024 packets, four times the 256-packet window
+	perf "$t" 1048576 8
 done
 perf ib_atomic_bw 8 200 -A FETCH_AND_ADD
 perf ib_atomic_bw 8 200 -A CMP_AND_SWAP

@@ -58,6 +58,12 @@ struct mroce_cc_ack {
 	u32 rtt_us;		/* RTT sample (ack_delay subtracted), 0 if none */
 	u32 srtt_us;		/* connection smoothed RTT, 0 if none yet */
 	u32 min_rtt_us;		/* connection minimum RTT, 0 if none yet */
+	/*
+	 * RTT without queueing, to size the window from the rate (0:
+	 * unknown, SRTT is used).  A transport whose RTT samples are too
+	 * noisy for a delay signal passes this and leaves min_rtt_us 0.
+	 */
+	u32 base_rtt_us;
 	u64 rate_hint_bps;	/* receiver fair-share hint, 0 if none */
 };
 

@@ -55,6 +55,7 @@ struct mroce_mr_priv {
 	u32 rx_round;		/* packets reported in this round */
 	u32 ce_round;		/* of which CE-marked */
 	u32 srtt_us;		/* latest connection SRTT, 0 = none yet */
+	u32 base_rtt_us;	/* latest base RTT, 0 = none: SRTT sizes W */
 	u32 flags;		/* MROCE_MR_F_* */
 };
 

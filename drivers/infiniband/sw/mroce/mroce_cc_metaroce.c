@@ -66,7 +66,9 @@ static void mroce_mr_update(struct mroce_cc_state *cc, u64 rate)
 		return;
 	}
 	pps = div_u64(cc->rate_bps, cc->pkt_bytes * 8);
-	w = DIV_ROUND_UP_ULL(pps * min_t(u32, mr->srtt_us, USEC_PER_SEC) *
+	/* the queue-free RTT when known: SRTT would grow W with the queue */
+	w = DIV_ROUND_UP_ULL(pps * min_t(u32, mr->base_rtt_us ?: mr->srtt_us,
+					 USEC_PER_SEC) *
 			     MROCE_MR_BDP_MULT, USEC_PER_SEC);
 	cc->cwnd_pkts = clamp_t(u64, w, MROCE_CC_MIN_CWND, MROCE_CC_MAX_CWND);
 }
@@ -129,6 +131,8 @@ static void mroce_mr_on_ack(struct mroce_cc_state *cc,
 	bool ce, delay = false;
 	u32 qdelay = 0;
 
+	if (ack->base_rtt_us)
+		mr->base_rtt_us = ack->base_rtt_us;
 	if (ack->srtt_us)
 		mr->srtt_us = ack->srtt_us;
 	else if (!mr->srtt_us && ack->rtt_us)

@@ -303,6 +303,8 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.ring.hdr->cons = 0;
 	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
 	qp->mdev->cc->init(&qp->sq.cc);
+	qp->sq.cc.pkt_bytes = qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
+			      sizeof(struct ipv6hdr);
 	spin_unlock_bh(&qp->sq.lock);
 
 	spin_lock_bh(&qp->rq.lock);
@@ -379,6 +381,9 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_PATH_MTU)
 		qp->pmtu = min(ib_mtu_enum_to_int(attr->path_mtu),
 			       ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)));
+	/* what a full packet costs on the wire, for rate -> window */
+	qp->sq.cc.pkt_bytes = qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
+			      sizeof(struct ipv6hdr);
 	if (mask & IB_QP_TIMEOUT)
 		qp->timeout = attr->timeout;
 	if (mask & IB_QP_RETRY_CNT)

@@ -107,6 +107,32 @@ static u32 mroce_sq_win_base(const struct mroce_qp *qp)
 }
 
 /*
+ * May a new request packet go out?  At most cwnd (<= 256, the SACK span)
+ * packets after the cumulative point; and while a READ or ATOMIC waits
+ * for its answer, its PSNs must keep their slot_wqe entries, so nothing
+ * 256 or more PSNs after it.  SEND/WRITE messages of any length stream
+ * through the window.
+ */
+static bool mroce_req_window_open(struct mroce_qp *qp)
+{
+	u32 idx;
+
+	if (mroce_psn_fwd(qp->sq.sb.una, qp->sq.psn) >=
+	    min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts))
+		return false;
+	if (!qp->sq.rd_atomic)
+		return true;
+	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
+		const struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+
+		if (sw->sent && mroce_op_is_rd_atomic(sw->wqe.opcode))
+			return mroce_psn_fwd(sw->first_psn, qp->sq.psn) <
+			       MROCE_WINDOW;
+	}
+	return true;
+}
+
+/*
  * Copy WQE @idx out of the ring and check it.  The ring is shared with
  * the process, so only the copy is looked at from here on.
  */
@@ -695,8 +721,7 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		}
 
 		sw = &qp->sq.wqe[qp->sq.cur & qp->sq.ring.mask];
-		if (mroce_psn_fwd(mroce_sq_win_base(qp), qp->sq.psn) >=
-		    min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts))
+		if (!mroce_req_window_open(qp))
 			break;
 		/* paced: wait for the hrtimer when the next packet is not due */
 		if (qp->sq.cc.rate_bps && mroce_req_pace_wait(qp))
@@ -1140,6 +1165,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		 * and the rate hint drive the rate.
 		 */
 		ack.min_rtt_us = 0;
+		ack.base_rtt_us = qp->sq.min_rtt_us;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
