@@ -78,8 +78,9 @@ incast() {
 		sleep 0.5
 	done
 	QAVG=$((QSUM / 8))
-	CWND=$(rdma resource show qp link mroce1/1 -dd 2>/dev/null |
-		grep -o 'cwnd_pkts [0-9]*' | head -n 1)
+	RES=$(rdma resource show qp -dd 2>&1)
+	CWND=$(echo "$RES" | grep -Eo 'cwnd_pkts [0-9]+' | head -n 1)
+	RATE_NOW=$(echo "$RES" | grep -Eo 'rate_mbps [0-9]+' | head -n 1)
 	OK=0
 	for i in "${pids[@]}"; do
 		wait "$i" && OK=$((OK + 1))
@@ -103,7 +104,8 @@ incast() {
 	log "cc $cc, bottleneck $RATE: MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM)," \
 	    "Jain $JAIN, bottleneck drops first 3 s $D_EARLY, later $D_LATE," \
 	    "ECN marks first 3 s $M_EARLY, later $M_LATE, CE-marked arrivals $CE," \
-	    "bottleneck queue $QAVG packets on average, h1 ${CWND:-cwnd ?}"
+	    "bottleneck queue $QAVG packets on average, h1 ${CWND:-cwnd ?}" \
+	    "${RATE_NOW:-rate ?}"
 }
 
 on_exit 'fabric_clean; topo_clean; unload_mroce'
@@ -126,4 +128,6 @@ check "metaroce: a short bottleneck queue ($QAVG packets on average, cc none: $N
 # RATE in Mbit/s; the senders must not starve the link
 check "metaroce: the link stays busy (sum $SUM MB/s >= 40% of $RATE)" \
 	awk -v s="$SUM" -v r="${RATE%mbit}" 'BEGIN { exit !(s >= 0.4 * r / 8) }'
+check "metaroce: the receiver sent rate hints ($(counter mroce3 tx_rate_hints))" \
+	test "$(counter mroce3 tx_rate_hints)" -gt 0
 log "reference, cc none: $NONE"

@@ -230,4 +230,5 @@ struct mroce_cc_ops mroce_cc_metaroce = {
 	.init_conn = mroce_mr_init_conn,
 	.on_ack = mroce_mr_on_ack,
 	.on_loss = mroce_mr_on_loss,
+	.path_windows = true,
 };

@@ -105,10 +105,13 @@ static void mroce_qp_free_queues(struct mroce_qp *qp)
 /* All paths fresh and active; the count is fixed at creation. */
 static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 {
-	if (qp->sq.paths)
-		mroce_paths_init(qp->sq.paths, n ?: qp->sq.paths->n,
-				 MROCE_WINDOW, qp->mdev->cc->path_windows,
-				 div_u64(ktime_get_ns(), NSEC_PER_USEC));
+	if (!qp->sq.paths)
+		return;
+	mroce_paths_init(qp->sq.paths, n ?: qp->sq.paths->n, MROCE_WINDOW,
+			 qp->mdev->cc->path_windows,
+			 div_u64(ktime_get_ns(), NSEC_PER_USEC));
+	/* a software host's RTT jitter dwarfs any queueing-delay target */
+	qp->sq.paths->qdelay_target_us = 0;
 }
 
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

@@ -107,6 +107,28 @@ static u32 mroce_sq_win_base(const struct mroce_qp *qp)
 }
 
 /*
+ * Recount each path's packets in flight from the scoreboard: resends the
+ * detector did not declare (tail probe, RTO) leave their first copy
+ * counted on its path.  Only needed when path windows apply and block.
+ */
+static void mroce_req_paths_resync(struct mroce_qp *qp)
+{
+	struct mroce_paths *ps = qp->sq.paths;
+	struct mroce_sb *sb = &qp->sq.sb;
+	u32 p, id;
+
+	for (id = 0; id < ps->n; id++)
+		ps->path[id].inflight = 0;
+	for (p = sb->una; p != sb->nxt; p = mroce_psn_add(p, 1)) {
+		const struct mroce_sb_slot *s = mroce_sb_slot(sb, p);
+
+		if (!(s->flags & (MROCE_SB_SACKED | MROCE_SB_LOST)) &&
+		    s->path < ps->n)
+			ps->path[s->path].inflight++;
+	}
+}
+
+/*
  * May a new request packet go out?  At most cwnd (<= 256, the SACK span)
  * packets after the cumulative point; and while a READ or ATOMIC waits
  * for its answer, its PSNs must keep their slot_wqe entries, so nothing
@@ -115,10 +137,11 @@ static u32 mroce_sq_win_base(const struct mroce_qp *qp)
  */
 static bool mroce_req_window_open(struct mroce_qp *qp)
 {
-	u32 idx;
+	u32 idx, win = min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts);
 
-	if (mroce_psn_fwd(qp->sq.sb.una, qp->sq.psn) >=
-	    min_t(u32, MROCE_WINDOW, qp->sq.cc.cwnd_pkts))
+	if (qp->sq.paths->windowed)
+		win = min(win, mroce_paths_window(qp->sq.paths));
+	if (mroce_psn_fwd(qp->sq.sb.una, qp->sq.psn) >= max(win, 1U))
 		return false;
 	if (!qp->sq.rd_atomic)
 		return true;
@@ -728,6 +751,10 @@ static bool mroce_req_run(struct mroce_qp *qp)
 			break;
 		/* an active path with room in its window, by weight */
 		path = mroce_paths_pick(qp->sq.paths);
+		if (path < 0 && qp->sq.paths->windowed) {
+			mroce_req_paths_resync(qp);
+			path = mroce_paths_pick(qp->sq.paths);
+		}
 		if (path < 0)
 			break;
 		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
@@ -1167,6 +1194,8 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		ack.min_rtt_us = 0;
 		ack.base_rtt_us = qp->sq.min_rtt_us;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
+		if (ack.rate_hint_bps)
+			mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
 	/* a lower window or rate may have been raised: let the requester go */

@@ -44,6 +44,8 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 		pi.ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
 	}
 	pi.rate_hint_mbps = qp->rq.hint_mbps;
+	if (pi.rate_hint_mbps)
+		mroce_qcount(qp, MROCE_CNT_TX_RATE_HINTS, 1);
 	pi.nak_code = nak;
 	pi.nak_psn = nak_psn;
 	pi.rnr_timer = rnr_timer;

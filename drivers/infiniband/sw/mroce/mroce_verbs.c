@@ -180,6 +180,8 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_PATH_DEAD].name = "path_dead",
 	[MROCE_CNT_PATH_REVIVED].name = "path_revived",
 	[MROCE_CNT_TX_PROBES].name = "tx_probes",
+	[MROCE_CNT_TX_RATE_HINTS].name = "tx_rate_hints",
+	[MROCE_CNT_RATE_HINTS_RCVD].name = "rate_hints_rcvd",
 	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };
@@ -223,7 +225,27 @@ static const enum mroce_counter mroce_qp_counters[] = {
 	MROCE_CNT_RETX_SACK, MROCE_CNT_LOSS_PATH_SEQ, MROCE_CNT_LOSS_RACK,
 	MROCE_CNT_TLP_PROBES, MROCE_CNT_RTO_EVENTS, MROCE_CNT_RETX_SPURIOUS,
 	MROCE_CNT_RX_DUP_PKTS, MROCE_CNT_RX_OOO_PKTS, MROCE_CNT_RNR_NAKS_RCVD,
+	MROCE_CNT_RX_CE_PKTS, MROCE_CNT_PATH_DEAD, MROCE_CNT_PATH_REVIVED,
+	MROCE_CNT_TX_RATE_HINTS, MROCE_CNT_RATE_HINTS_RCVD,
 };
+
+/* One path of an RC QP, as text: entropy, state, weight, window, counters. */
+static int mroce_fill_res_path(struct sk_buff *msg, struct mroce_qp *qp,
+			       u32 id)
+{
+	const struct mroce_path *p = &qp->sq.paths->path[id];
+	char name[8], val[160];
+
+	snprintf(name, sizeof(name), "path%u", id);
+	snprintf(val, sizeof(val),
+		 "sport %u %s w %u/16 cwnd %u inflight %u srtt %u tx %llu retx %llu lost %llu ce %llu dead %u revived %u",
+		 mroce_wire_sport(qp->sq.path_hash, id, p->gen),
+		 mroce_path_state_name(p), p->w, p->cwnd, p->inflight,
+		 mroce_path_srtt_us(p), p->stats.tx_pkts, p->stats.retx_pkts,
+		 p->stats.lost, p->stats.ce_echoes, p->stats.deaths,
+		 p->stats.revivals);
+	return rdma_nl_put_driver_string(msg, name, val);
+}
 
 static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
@@ -243,6 +265,9 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 			goto err;
 	}
 	if (ibqp->qp_type == IB_QPT_RC) {
+		u64 rate;
+		u32 id;
+
 		spin_lock_bh(&qp->sq.lock);
 		v[0] = qp->sq.rto.srtt_us;
 		v[1] = qp->sq.rto.rttvar_us;
@@ -251,6 +276,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[4] = qp->sq.sb.k;
 		v[5] = qp->sq.cc.cwnd_pkts;
 		v[6] = mroce_sb_outstanding(&qp->sq.sb);
+		rate = qp->sq.cc.rate_bps;
 		spin_unlock_bh(&qp->sq.lock);
 		if (rdma_nl_put_driver_u32(msg, "srtt_us", v[0]) ||
 		    rdma_nl_put_driver_u32(msg, "rttvar_us", v[1]) ||
@@ -258,8 +284,16 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "rto_us", v[3]) ||
 		    rdma_nl_put_driver_u32(msg, "reorder_pkts", v[4]) ||
 		    rdma_nl_put_driver_u32(msg, "cwnd_pkts", v[5]) ||
-		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]))
+		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]) ||
+		    rdma_nl_put_driver_u64(msg, "rate_mbps",
+					   div_u64(rate, 1000000)) ||
+		    rdma_nl_put_driver_u32(msg, "paths_active",
+					   mroce_paths_nr_active(qp->sq.paths)))
 			goto err;
+		/* racy snapshot of counters, good enough for a listing */
+		for (id = 0; id < qp->sq.paths->n; id++)
+			if (mroce_fill_res_path(msg, qp, id))
+				goto err;
 	}
 	nla_nest_end(msg, nest);
 	return 0;
