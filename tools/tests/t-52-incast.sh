@@ -43,7 +43,9 @@ counter() {	# counter DEV NAME
 incast() {
 	local cc=$1 i port pids=() d0 d1 d2
 	unload_mroce
-	load_mroce cc_algo="$cc"
+	load_mroce
+	# devices take the algorithm named when they are created
+	echo "$cc" >/sys/module/mroce/parameters/cc_algo || fail "cc_algo=$cc"
 	fabric_clean
 	fabric_build || fail "fabric build"
 	fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
@@ -52,6 +54,8 @@ incast() {
 			fail "mroce$i"
 	done
 	sleep 0.5
+	check "cc $cc: mroce1 was created with it" \
+		sh -c "dmesg | grep -q 'mroce1: added on veth1 (.*cc $cc)'"
 	for i in $SENDERS; do
 		port=$((18500 + i))
 		fabric_exec h3 timeout $((DUR + 60)) ib_write_bw -d mroce3 \

@@ -22,7 +22,8 @@ MODULE_DESCRIPTION("MetaRoCE soft RDMA transport over UDP/IP");
 MODULE_LICENSE("GPL");
 
 static char *cc_algo = "none";
-module_param(cc_algo, charp, 0444);
+/* writable: each new device takes the algorithm named at its creation */
+module_param(cc_algo, charp, 0644);
 
 unsigned int mroce_num_paths = MROCE_PATHS_DEF;
 static int mroce_set_paths(const char *val, const struct kernel_param *kp)
@@ -44,7 +45,7 @@ static const struct kernel_param_ops mroce_paths_ops = {
 };
 module_param_cb(paths, &mroce_paths_ops, &mroce_num_paths, 0644);
 MODULE_PARM_DESC(paths, "paths (UDP source ports) per RC connection, 1..64, taken at QP creation (default 16)");
-MODULE_PARM_DESC(cc_algo, "Congestion control algorithm of new devices (default: none)");
+MODULE_PARM_DESC(cc_algo, "Congestion control of devices created from now on: none (default), metaroce, dcqcn");
 
 /* Serialises device creation, so one netdev never gets two devices. */
 static DEFINE_MUTEX(mroce_dev_mutex);
@@ -114,12 +115,15 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 
 	spin_lock_init(&mdev->rh_lock);
 	mroce_hint_init(&mdev->rh, 0, 0);	/* defaults: 100G, 100 us epochs */
+	/* the parameter may be rewritten meanwhile (sysfs): read it locked */
+	kernel_param_lock(THIS_MODULE);
 	mdev->cc = mroce_cc_get(cc_algo);
-	if (!mdev->cc) {
+	if (!mdev->cc)
 		pr_err("mroce: unknown congestion control algorithm '%s'\n",
 		       cc_algo);
+	kernel_param_unlock(THIS_MODULE);
+	if (!mdev->cc)
 		return -ENOENT;
-	}
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
