@@ -990,6 +990,28 @@ static bool mroce_req_oldest_missing(struct mroce_qp *qp, u32 *psn)
 	return false;
 }
 
+/* Where a connection that gives up stood: the operator's loss point. */
+static void mroce_req_report_stall(struct mroce_qp *qp)
+{
+	const struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask];
+	u32 psn = 0;
+	bool missing = mroce_req_oldest_missing(qp, &psn);
+	const struct mroce_sb_slot *s = mroce_sb_slot(&qp->sq.sb, psn);
+
+	dev_info_ratelimited(&qp->mdev->ib_dev.dev,
+			     "qp %u: retry budget spent: una %u nxt %u; oldest WQE op %u psn %u+%u sent %u; %s psn %u (path %u, %s, flags %x, resent %u); paths active %u/%u; rto %u us; rnr_wait %d\n",
+			     qp->ibqp.qp_num, qp->sq.sb.una, qp->sq.sb.nxt,
+			     sw->wqe.opcode, sw->first_psn, sw->npkts, sw->sent,
+			     missing ? "oldest missing" : "nothing missing,",
+			     psn, s->path,
+			     mroce_path_state_name(&qp->sq.paths->path[s->path %
+							qp->sq.paths->n]),
+			     s->flags, s->nretx,
+			     mroce_paths_nr_active(qp->sq.paths),
+			     qp->sq.paths->n, mroce_rto_us(&qp->sq.rto),
+			     qp->sq.rnr_wait);
+}
+
 /*
  * RTO: no progress for a whole RTO.  Resend only the oldest missing
  * request (READs: re-request); everything else waits for the ACK that
@@ -1007,6 +1029,7 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 
 		if (time_after64(get_jiffies_64(),
 				 qp->sq.last_progress + limit)) {
+			mroce_req_report_stall(qp);
 			qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].status =
 				IB_WC_RETRY_EXC_ERR;
 			if (qp->sq.cur == qp->sq.tail)
@@ -1029,7 +1052,24 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 		mroce_probe_restart(qp);
 	}
 	/* the ACK it provokes tells the detector about everything else */
-	mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
+	if (mroce_req_oldest_missing(qp, &psn)) {
+		mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
+	} else if (mroce_psn_before(qp->sq.sb.una, qp->sq.sb.nxt)) {
+		struct mroce_swqe *sw;
+		u32 k;
+
+		/*
+		 * Everything is SACKed but not cumulatively acknowledged:
+		 * the ACK that would say so was lost and nothing is left to
+		 * trigger another.  Resend the oldest: its duplicate makes
+		 * the peer ACK at once.
+		 */
+		sw = mroce_sq_find(qp, qp->sq.sb.una, &k);
+		if (sw)
+			mroce_req_xmit(qp, qp->sq.slot_wqe[qp->sq.sb.una %
+							   MROCE_WINDOW],
+				       k, true, -1);
+	}
 	mroce_rto_expired(&qp->sq.rto);
 	mroce_rto_restart(qp, now);
 	return false;
