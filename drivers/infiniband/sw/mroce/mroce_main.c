@@ -95,6 +95,7 @@ void mroce_port_update(struct mroce_dev *mdev)
 static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &mdev->ib_dev;
+	char algo[MROCE_CC_NAME_MAX];
 	int err;
 
 	/* First, so that ib_dealloc_device() undoes a partial init. */
@@ -115,15 +116,19 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 
 	spin_lock_init(&mdev->rh_lock);
 	mroce_hint_init(&mdev->rh, 0, 0);	/* defaults: 100G, 100 us epochs */
-	/* the parameter may be rewritten meanwhile (sysfs): read it locked */
+	/*
+	 * The parameter may be rewritten meanwhile (sysfs, "echo" adds a
+	 * newline): copy it under the lock, trimmed.
+	 */
 	kernel_param_lock(THIS_MODULE);
-	mdev->cc = mroce_cc_get(cc_algo);
-	if (!mdev->cc)
-		pr_err("mroce: unknown congestion control algorithm '%s'\n",
-		       cc_algo);
+	strscpy(algo, cc_algo, sizeof(algo));
 	kernel_param_unlock(THIS_MODULE);
-	if (!mdev->cc)
+	mdev->cc = mroce_cc_get(strim(algo));
+	if (!mdev->cc) {
+		pr_err("mroce: unknown congestion control algorithm '%s'\n",
+		       algo);
 		return -ENOENT;
+	}
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
