@@ -363,7 +363,7 @@ struct mroce_qp {
 		u32 since_ack;
 		u32 ce_since_ack;	/* CE-marked arrivals since the last ACK */
 		struct mroce_hint_conn rhc;	/* this sender, for the hint */
-		u32 hint_mbps;		/* the hint our ACKs carry, 0: none */
+		u32 hint_bytes;		/* arrived since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
 		struct mroce_atomic_res *atomic_res;
 		u32 atomic_next;

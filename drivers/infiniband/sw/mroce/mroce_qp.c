@@ -315,7 +315,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->rq.rq_done = 0;
 	qp->rq.since_ack = 0;
 	qp->rq.ce_since_ack = 0;
-	qp->rq.hint_mbps = 0;
+	qp->rq.hint_bytes = 0;
 	mroce_hint_conn_init(&qp->rq.rhc);
 	qp->rq.fatal_nak = 0;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);

@@ -758,8 +758,10 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		if (path < 0)
 			break;
 		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
-		mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
-				 MROCE_PACE_PKT_BYTES(qp), mroce_now_us64());
+		if (qp->sq.cc.rate_bps)
+			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
+					 MROCE_PACE_PKT_BYTES(qp),
+					 mroce_now_us64());
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts)
 			qp->sq.cur++;
@@ -882,11 +884,18 @@ static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 }
 
 /* The scoreboard reports a PSN delivered or declared lost. */
+/* What the scoreboard's callback needs: one clock read per event. */
+struct mroce_sb_ctx {
+	struct mroce_qp *qp;
+	u64 now_us;
+};
+
 static void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 			   enum mroce_sb_event ev)
 {
-	struct mroce_qp *qp = ctx;
-	u64 now = mroce_now_us64();
+	struct mroce_sb_ctx *c = ctx;
+	struct mroce_qp *qp = c->qp;
+	u64 now = c->now_us;
 
 	switch (ev) {
 	case MROCE_SB_DELIVERED:
@@ -917,8 +926,9 @@ static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 {
 	const struct mroce_cc_ops *cc = qp->mdev->cc;
 	struct mroce_sb *sb = &qp->sq.sb;
+	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
 	struct mroce_sb_clock c = {
-		.now_us = mroce_now_us(),
+		.now_us = (u32)ctx.now_us,
 		.srtt_us = qp->sq.rto.srtt_us,
 		.rttvar_us = qp->sq.rto.rttvar_us,
 		.min_rtt_us = qp->sq.min_rtt_us,
@@ -926,7 +936,7 @@ static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 	};
 	u32 lost, wait, psn, k;
 
-	lost = mroce_sb_detect(sb, &c, mroce_sb_event, qp, &wait);
+	lost = mroce_sb_detect(sb, &c, mroce_sb_event, &ctx, &wait);
 	qp->sq.reo_at = wait == U32_MAX ? 0 : now + (u64)wait * NSEC_PER_USEC;
 	if (!lost)
 		return;
@@ -990,6 +1000,21 @@ static bool mroce_req_oldest_missing(struct mroce_qp *qp, u32 *psn)
 	return false;
 }
 
+/*
+ * The packet an RTO resends: the oldest request PSN still missing (READ
+ * and ATOMIC answers included).  If every packet after the cumulative
+ * point is SACKed, the ACK that would advance it was lost and nothing is
+ * left to trigger another: then the one at the cumulative point (SACKs
+ * are advisory; its duplicate makes the peer ACK at once).
+ */
+static bool mroce_req_rto_target(struct mroce_qp *qp, u32 *psn)
+{
+	if (mroce_req_oldest_missing(qp, psn))
+		return true;
+	*psn = qp->sq.sb.una;
+	return mroce_psn_before(qp->sq.sb.una, qp->sq.sb.nxt);
+}
+
 /* Where a connection that gives up stood: the operator's loss point. */
 static void mroce_req_report_stall(struct mroce_qp *qp)
 {
@@ -1021,7 +1046,8 @@ static void mroce_req_report_stall(struct mroce_qp *qp)
 static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 {
 	const struct mroce_cc_ops *cc = qp->mdev->cc;
-	u32 psn;
+	u32 psn, k;
+
 	/* verbs: give up after timeout x (retry_cnt + 1) without progress */
 	if (qp->timeout) {
 		u64 limit = nsecs_to_jiffies64(mroce_verbs_retry_ns(qp->timeout,
@@ -1041,33 +1067,22 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 	if (cc->on_loss)
 		cc->on_loss(&qp->sq.cc, 1, true, div_u64(now, NSEC_PER_USEC), 0);
 	/*
-	 * The path that lost the oldest missing packet (or its answer: a
-	 * READ/ATOMIC response comes back with the request's entropy) is
-	 * dead: new entropy, probed before reuse; the resend avoids it.
+	 * The path that lost it (or its answer: a READ/ATOMIC response comes
+	 * back with the request's entropy) is dead: new entropy, probed
+	 * before reuse; the resend avoids it.  Its ACK tells the detector
+	 * about everything else.
 	 */
-	if (mroce_req_oldest_missing(qp, &psn) &&
-	    mroce_paths_kill(qp->sq.paths, mroce_sb_slot(&qp->sq.sb, psn)->path,
-			     mroce_now_us64())) {
-		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
-		mroce_probe_restart(qp);
-	}
-	/* the ACK it provokes tells the detector about everything else */
-	if (mroce_req_oldest_missing(qp, &psn)) {
-		mroce_req_retransmit(qp, mroce_sq_win_base(qp), 1);
-	} else if (mroce_psn_before(qp->sq.sb.una, qp->sq.sb.nxt)) {
-		struct mroce_swqe *sw;
-		u32 k;
+	if (mroce_req_rto_target(qp, &psn)) {
+		struct mroce_swqe *sw = mroce_sq_find(qp, psn, &k);
 
-		/*
-		 * Everything is SACKed but not cumulatively acknowledged:
-		 * the ACK that would say so was lost and nothing is left to
-		 * trigger another.  Resend the oldest: its duplicate makes
-		 * the peer ACK at once.
-		 */
-		sw = mroce_sq_find(qp, qp->sq.sb.una, &k);
+		if (mroce_paths_kill(qp->sq.paths,
+				     mroce_sb_slot(&qp->sq.sb, psn)->path,
+				     div_u64(now, NSEC_PER_USEC))) {
+			mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
+			mroce_probe_restart(qp);
+		}
 		if (sw)
-			mroce_req_xmit(qp, qp->sq.slot_wqe[qp->sq.sb.una %
-							   MROCE_WINDOW],
+			mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW],
 				       k, true, -1);
 	}
 	mroce_rto_expired(&qp->sq.rto);
@@ -1153,8 +1168,9 @@ static void mroce_sq_progress(struct mroce_qp *qp, u64 now)
 static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
 {
 	u64 now = ktime_get_ns();
+	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
 
-	if (mroce_sb_ack(&qp->sq.sb, psn, NULL, mroce_sb_event, qp) > 0) {
+	if (mroce_sb_ack(&qp->sq.sb, psn, NULL, mroce_sb_event, &ctx) > 0) {
 		mroce_sq_progress(qp, now);
 		mroce_loss_timer_arm(qp);
 	}
@@ -1166,6 +1182,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	struct mroce_sb *sb = &qp->sq.sb;
 	struct mroce_cc_ack ack = {};
 	u64 now = ktime_get_ns();
+	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
 	int delivered;
 
 	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
@@ -1182,7 +1199,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		mroce_qcount(qp, MROCE_CNT_RETX_SPURIOUS, 1);
 	/* the echoed timestamp is this transmission's: always a valid RTT */
 	if (pi->rx_count) {
-		u32 rtt = mroce_now_us() - pi->echo_ts - pi->ack_delay_us;
+		u32 rtt = (u32)ctx.now_us - pi->echo_ts - pi->ack_delay_us;
 
 		if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
 			mroce_rto_sample(&qp->sq.rto, rtt);
@@ -1193,7 +1210,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	}
 	if (pi->rx_count &&
 	    mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,
-				    pi->echo_path_seq, mroce_now_us64())) {
+				    pi->echo_path_seq, ctx.now_us)) {
 		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
 		mroce_probe_restart(qp);
 	}
@@ -1201,11 +1218,10 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	if (pi->rx_count && pi->opcode == MROCE_OP_ACK)
 		mroce_sb_echo(sb, pi->echo_path_id, pi->echo_path_seq,
 			      pi->echo_ts);
-	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, qp);
+	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, &ctx);
 	if (pi->rx_count)
 		mroce_paths_echo(qp->sq.paths, pi->echo_path_id, ack.rtt_us,
-				 pi->echo_flags & MROCE_ECHO_CE,
-				 mroce_now_us64());
+				 pi->echo_flags & MROCE_ECHO_CE, ctx.now_us);
 	if (delivered > 0)
 		mroce_sq_progress(qp, now);
 	qp->sq.tlp_out = false;
@@ -1218,7 +1234,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	}
 	mroce_loss_timer_arm(qp);
 	if (cc->on_ack) {
-		ack.now_us = div_u64(now, NSEC_PER_USEC);
+		ack.now_us = ctx.now_us;
 		ack.path = pi->echo_path_id;
 		ack.acked_pkts = max(delivered, 0);
 		ack.inflight_pkts = mroce_sb_outstanding(sb);
@@ -1238,9 +1254,6 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
-	/* a lower window or rate may have been raised: let the requester go */
-	if (qp->sq.cc.rate_bps)
-		tasklet_schedule(&qp->sq.task);
 }
 
 static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)

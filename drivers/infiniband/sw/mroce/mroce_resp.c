@@ -20,6 +20,28 @@
 #include "mroce.h"
 #include "mroce_psn.h"
 
+/*
+ * The port's fair share for this sender, for the ACK about to go out:
+ * its arrivals since the last ACK are handed to the port's estimator
+ * here, once per ACK rather than once per packet (one lock round trip).
+ */
+static u32 mroce_resp_rate_hint(struct mroce_qp *qp)
+{
+	struct mroce_dev *mdev = qp->mdev;
+	u64 now = div_u64(ktime_get_ns(), NSEC_PER_USEC);
+	u32 hint;
+
+	spin_lock(&mdev->rh_lock);
+	if (qp->rq.hint_bytes)
+		hint = mroce_hint_rx(&mdev->rh, &qp->rq.rhc, qp->rq.hint_bytes,
+				     qp->rq.ce_since_ack, now);
+	else
+		hint = mroce_hint_hint(&mdev->rh, now);
+	spin_unlock(&mdev->rh_lock);
+	qp->rq.hint_bytes = 0;
+	return hint;
+}
+
 static void mroce_resp_ack_flags(struct mroce_qp *qp,
 				 const struct mroce_pkt_info *trig,
 				 enum mroce_nak_code nak, u32 nak_psn,
@@ -43,7 +65,7 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 		pi.echo_flags = echo_flags | (trig->rx_ce ? MROCE_ECHO_CE : 0);
 		pi.ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
 	}
-	pi.rate_hint_mbps = qp->rq.hint_mbps;
+	pi.rate_hint_mbps = mroce_resp_rate_hint(qp);
 	if (pi.rate_hint_mbps)
 		mroce_qcount(qp, MROCE_CNT_TX_RATE_HINTS, 1);
 	pi.nak_code = nak;
@@ -448,12 +470,8 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		qp->rq.ce_since_ack++;
 		mroce_qcount(qp, MROCE_CNT_RX_CE_PKTS, 1);
 	}
-	/* this port's arrivals, per sender: the fair share the ACKs carry */
-	spin_lock(&qp->mdev->rh_lock);
-	qp->rq.hint_mbps = mroce_hint_rx(&qp->mdev->rh, &qp->rq.rhc,
-					 pi->hdr_len + pi->payload_len, pi->rx_ce,
-					 div_u64(ktime_get_ns(), NSEC_PER_USEC));
-	spin_unlock(&qp->mdev->rh_lock);
+	/* this sender's arrivals since the last ACK, for the rate hint */
+	qp->rq.hint_bytes += pi->hdr_len + pi->payload_len;
 	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
 	if (d >= BIT(23) ||
 	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
