@@ -145,6 +145,12 @@ unload_mroce() {
 	rmmod mroce
 }
 
+# counter DEV NAME: a port counter of DEV (rdma statistic)
+counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		grep -A1 -x "$2" | tail -n 1
+}
+
 in_h1() { topo_exec h1 "$@"; }
 in_h2() { topo_exec h2 "$@"; }
 

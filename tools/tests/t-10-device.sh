@@ -24,10 +24,6 @@ gid_of() {	# gid_of DEV GID -> index of GID in DEV's table, or nothing
 	return 1
 }
 
-counter() {	# counter DEV NAME
-	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1
-}
-
 wait_gone() {	# wait_gone DEV: ib_device removal is asynchronous
 	local i
 	for i in $(seq 50); do

@@ -9,6 +9,8 @@
 # not go-back-N: retransmitted packets stay close to the packets netem
 # dropped, and reordering alone causes almost no retransmission.
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tools/tests/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
 
 need_cmd rdma tc
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
@@ -22,15 +24,9 @@ topo_pair
 require "mroce1 on veth1" in_h1 rdma link add mroce1 type mroce netdev veth1
 require "mroce2 on veth2" in_h2 rdma link add mroce2 type mroce netdev veth2
 sleep 0.5
-gidx=$(grep -lx 0000:0000:0000:0000:0000:ffff:c000:0201 \
-	/sys/class/infiniband/mroce1/ports/1/gids/* | head -n 1)
-gidx=${gidx##*/}
+gidx=$(gid_index mroce1 192.0.2.1)
 require "IPv4 GID of mroce1" test -n "$gidx"
 
-counter() {	# counter DEV NAME
-	rdma statistic show link "$1/1" | tr ' ' '\n' |
-		grep -A1 -x "$2" | tail -n 1
-}
 sum2() { echo $(( $(counter mroce1 "$1") + $(counter mroce2 "$1") )); }
 drops() {	# netem drops on both ends
 	local a b

@@ -12,6 +12,8 @@
 #    others, and no application-visible error occurs;
 #  - after the link is restored, probes revive the paths (path_revived).
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tools/tests/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
 # shellcheck source=tools/guest/fabric.sh
 . "$MROCE_TOP/tools/guest/fabric.sh"
 
@@ -30,15 +32,9 @@ require "fabric built" fabric_build
 require "mroce1 on h1" fabric_exec h1 rdma link add mroce1 type mroce netdev veth1
 require "mroce3 on h3" fabric_exec h3 rdma link add mroce3 type mroce netdev veth3
 sleep 0.5
-gidx=$(grep -lx 0000:0000:0000:0000:0000:ffff:c000:0201 \
-	/sys/class/infiniband/mroce1/ports/1/gids/* | head -n 1)
-gidx=${gidx##*/}
+gidx=$(gid_index mroce1 192.0.2.1)
 require "IPv4 GID of mroce1" test -n "$gidx"
 
-counter() {	# counter DEV NAME
-	rdma statistic show link "$1/1" | tr ' ' '\n' |
-		grep -A1 -x "$2" | tail -n 1
-}
 spines() { fabric_stats | awk '{print $2}' | tr '\n' ' '; }
 
 # verify NAME ITERS [SECONDS_TO_CUT]: mroce-verify h3 -> h1; with a third

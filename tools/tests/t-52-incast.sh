@@ -10,6 +10,8 @@
 # off so the bottleneck's drops stop after the start, and the shares are
 # fair (Jain's index).  Prints the same run with cc "none" for reference.
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tools/tests/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
 # shellcheck source=tools/guest/fabric.sh
 . "$MROCE_TOP/tools/guest/fabric.sh"
 
@@ -19,12 +21,6 @@ RATE=${MROCE_INCAST_RATE:-30mbit}
 DUR=${MROCE_INCAST_DURATION:-10}
 SENDERS="1 2 4"
 
-gid_of() {	# gid_of DEV I: index of ::ffff:192.0.2.I on DEV
-	local g
-	g=$(grep -lx "0000:0000:0000:0000:0000:ffff:c000:02$(printf %02x "$2")" \
-		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1)
-	echo "${g##*/}"
-}
 qdisc_drops() {	# packets the bottleneck qdiscs dropped
 	fabric_exec leaf2 tc -s qdisc show dev h3 |
 		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
@@ -33,10 +29,6 @@ backlog() {	# packets queued at the bottleneck now
 	fabric_exec leaf2 tc -s qdisc show dev h3 |
 		sed -n 's/.*backlog [0-9]*[KMG]*b \([0-9]*\)p.*/\1/p' |
 		awk '{ n += $1 } END { print n + 0 }'
-}
-counter() {	# counter DEV NAME
-	rdma statistic show link "$1/1" | tr ' ' '\n' |
-		grep -A1 -x "$2" | tail -n 1
 }
 
 # incast CC: one run; sets BW[i] (MB/s), D_EARLY, D_LATE, JAIN, CE
@@ -59,7 +51,7 @@ incast() {
 	for i in $SENDERS; do
 		port=$((18500 + i))
 		fabric_exec h3 timeout $((DUR + 60)) ib_write_bw -d mroce3 \
-			-x "$(gid_of mroce3 3)" -s 65536 -D "$DUR" -p "$port" -F \
+			-x "$(gid_index mroce3 192.0.2.3)" -s 65536 -D "$DUR" -p "$port" -F \
 			>"/tmp/incast-$cc-srv$i" 2>&1 &
 	done
 	sleep 2
@@ -68,7 +60,7 @@ incast() {
 	for i in $SENDERS; do
 		port=$((18500 + i))
 		fabric_exec h$i timeout $((DUR + 60)) ib_write_bw -d mroce$i \
-			-x "$(gid_of mroce$i "$i")" -s 65536 -D "$DUR" -p "$port" -F \
+			-x "$(gid_index mroce$i 192.0.2.$i)" -s 65536 -D "$DUR" -p "$port" -F \
 			192.0.2.3 >"/tmp/incast-$cc-cli$i" 2>&1 &
 		pids+=($!)
 	done
