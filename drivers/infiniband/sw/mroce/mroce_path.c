@@ -193,6 +193,32 @@ static void mroce_path_sample(struct mroce_paths *ps, struct mroce_path *p,
 	p->stats.rtt_samples++;
 }
 
+bool mroce_paths_want_echo(struct mroce_paths *ps, int id, u64 now_us,
+			   u32 srtt_us)
+{
+	u64 stale = max_t(u64, srtt_us, MROCE_PATH_PROBE_MIN_US), last;
+	int i;
+
+	if (ps->since_echo_req < MROCE_PATH_ECHO_REQ_PKTS)
+		ps->since_echo_req++;
+	if (ps->since_echo_req < MROCE_PATH_ECHO_REQ_PKTS ||
+	    !mroce_paths_active(ps, id))
+		return false;
+	last = ps->path[id].last_echo_us;
+	if (last && now_us - last < stale)
+		return false;
+	/*
+	 * The stalest active path only: the first stale one would be
+	 * every MROCE_PATH_ECHO_REQ_PKTS-th packet, aliasing again.
+	 */
+	for (i = 0; i < (int)ps->n; i++)
+		if (mroce_paths_active(ps, i) &&
+		    ps->path[i].last_echo_us < last)
+			return false;
+	ps->since_echo_req = 0;
+	return true;
+}
+
 void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
 		      u64 now_us)
 {
@@ -203,6 +229,7 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
 	if (!mroce_paths_active(ps, id))
 		return;
 	p = &ps->path[id];
+	p->last_echo_us = now_us;
 
 	if (rtt_us)
 		mroce_path_sample(ps, p, rtt_us);

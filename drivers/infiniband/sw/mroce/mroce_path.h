@@ -50,6 +50,7 @@
 #define MROCE_PATH_PROBE_MIN_US		100	/* probe every max(SRTT, this) */
 #define MROCE_PATH_PROBES_PER_GEN	3	/* unanswered, then gen++ */
 #define MROCE_PATH_REORDER_PKTS		3	/* K of loss rule 1 */
+#define MROCE_PATH_ECHO_REQ_PKTS	32	/* new packets per echo request */
 
 enum mroce_path_state {
 	MROCE_PATH_ACTIVE,
@@ -96,6 +97,7 @@ struct mroce_path {
 	u64 mark_hold_us;	/* no mark decrease before */
 	u64 next_probe_us;	/* dead: next probe due */
 	u64 last_delivery_us;	/* 0: never */
+	u64 last_echo_us;	/* last ACK echoing the path, 0: never */
 	struct mroce_path_stats stats;
 };
 
@@ -107,6 +109,7 @@ struct mroce_paths {
 	u64 active;		/* bit id: path id is active */
 	u32 min_rtt_us;		/* over all paths; 0: no sample */
 	u32 qdelay_target_us;	/* SRTT_p - min_rtt above: a mark; 0: off */
+	u32 since_echo_req;	/* new packets since the last echo request */
 	struct mroce_path path[];
 };
 
@@ -216,6 +219,19 @@ int mroce_paths_fallback(const struct mroce_paths *ps);
  * counts it in flight and returns its path sequence number.
  */
 u32 mroce_paths_sent(struct mroce_paths *ps, int id, bool retx);
+
+/*
+ * Should the new packet about to go on @id carry ACK_REQ, so that the
+ * path gets an RTT sample and its round trips end?  The receiver's ACK
+ * cadence can alias with the spraying order: every 8th packet over 16
+ * equally weighted paths is always on the same 2 paths, and the others
+ * would never be echoed.  Yes if the path's last echo is older than
+ * max(@srtt_us, 100 us), for at most one packet in
+ * MROCE_PATH_ECHO_REQ_PKTS.  Call once per new packet that may carry
+ * ACK_REQ, with the connection SRTT (0: none yet).
+ */
+bool mroce_paths_want_echo(struct mroce_paths *ps, int id, u64 now_us,
+			   u32 srtt_us);
 
 /*
  * The transmission (@id, @path_seq) was delivered (cumulative ACK or

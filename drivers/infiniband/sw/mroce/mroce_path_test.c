@@ -32,6 +32,60 @@ static int paths_send(struct mroce_paths *ps)
 	return id;
 }
 
+/*
+ * The receiver ACKs every 8th packet; 16 equally weighted paths are
+ * sprayed round-robin, so its echoes only ever name 2 paths.  With
+ * mroce_paths_want_echo() every path gets echoes, and the extra ACK
+ * requests stay at most one per MROCE_PATH_ECHO_REQ_PKTS packets.
+ */
+static void mroce_path_test_echo_aliasing(struct kunit *test)
+{
+	struct mroce_paths *ps = paths_new(test, MROCE_PATHS_DEF, 256, false);
+	u32 i, pkts = 16 * MROCE_PATH_ECHO_REQ_PKTS * 4, reqs = 0;
+	u64 now = 1000;
+	int id, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		bool ask = pass == 1;
+
+		ps = paths_new(test, MROCE_PATHS_DEF, 256, false);
+		reqs = 0;
+		for (i = 1; i <= pkts; i++, now += 10) {
+			bool req;
+
+			id = paths_send(ps);
+			KUNIT_ASSERT_GE(test, id, 0);
+			req = ask && mroce_paths_want_echo(ps, id, now, 100);
+			reqs += req;
+			/* echoed at once, 50 us RTT */
+			if (req || i % 8 == 0)
+				mroce_paths_echo(ps, id, 50, false, now);
+			mroce_paths_delivered(ps, id, ps->path[id].tx_seq - 1,
+					      true, now);
+		}
+		for (id = 0; id < (int)ps->n; id++) {
+			bool aliased = id % 8 == 7;
+
+			if (ask || aliased)
+				KUNIT_EXPECT_GT(test, ps->path[id].stats.rtt_samples, 0ULL);
+			else
+				KUNIT_EXPECT_EQ(test, ps->path[id].stats.rtt_samples, 0ULL);
+			if (ask)
+				KUNIT_EXPECT_EQ(test, mroce_path_srtt_us(&ps->path[id]), 50U);
+		}
+		KUNIT_EXPECT_LE(test, reqs, pkts / MROCE_PATH_ECHO_REQ_PKTS);
+		if (ask)
+			KUNIT_EXPECT_GT(test, reqs, 0U);
+	}
+
+	/* fresh echoes: no request, however many packets */
+	ps = paths_new(test, 1, 256, false);
+	for (i = 0; i < 4 * MROCE_PATH_ECHO_REQ_PKTS; i++, now += 10) {
+		mroce_paths_echo(ps, 0, 50, false, now);
+		KUNIT_EXPECT_FALSE(test, mroce_paths_want_echo(ps, 0, now, 100));
+	}
+}
+
 static void mroce_path_test_init(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, MROCE_PATHS_DEF, 256, true);
@@ -786,6 +840,7 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_all_dead),
 	KUNIT_CASE(mroce_path_test_pick_retx),
 	KUNIT_CASE(mroce_path_test_seq_lost),
+	KUNIT_CASE(mroce_path_test_echo_aliasing),
 	KUNIT_CASE(mroce_path_test_one_path),
 	KUNIT_CASE(mroce_path_test_64_paths),
 	KUNIT_CASE(mroce_path_test_inflight_underflow),
