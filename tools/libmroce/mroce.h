@@ -124,6 +124,12 @@ struct mroce_ah {
 	struct ibv_ah ibv_ah;
 };
 
+/* create_qp's command: the core part, then the driver's (udata input) */
+struct mroce_create_qp_full_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct mroce_create_qp_cmd drv;
+};
+
 /*
  * Create/resize responses as the kernel writes them: the core part
  * followed directly by the driver part (the verb's udata output).
@@ -146,6 +152,9 @@ struct mroce_create_qp_full_resp {
 MROCE_ASSERT_NO_PADDING(struct mroce_create_cq_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_resize_cq_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_create_qp_full_resp);
+_Static_assert(offsetof(struct mroce_create_qp_full_cmd, drv) ==
+	       sizeof(struct ibv_create_qp),
+	       "the driver part must follow the core command directly");
 
 /* The shapes the ring code relies on (uapi/rdma/mroce-abi.h). */
 _Static_assert(sizeof(struct mroce_ring_hdr) <= MROCE_RING_DATA_OFFSET,

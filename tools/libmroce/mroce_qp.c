@@ -102,11 +102,30 @@ int mroce_qp_check_resp(const struct ibv_qp_cap *cap,
 	return mroce_check_wq(&drv->rq, cap->max_recv_wr, rq_need, "RQ");
 }
 
+/*
+ * MROCE_CC in the environment names the congestion control of the QPs
+ * this process creates (e.g. MROCE_CC=dcqcn); unset or empty: the
+ * device's default.  Returns 0 or EINVAL (name too long).
+ */
+static int mroce_qp_cc_from_env(struct mroce_create_qp_cmd *drv)
+{
+	const char *name = getenv("MROCE_CC");
+	size_t len;
+
+	if (!name)
+		return 0;
+	len = strlen(name);
+	if (len >= sizeof(drv->cc_algo))
+		return EINVAL;
+	memcpy(drv->cc_algo, name, len);
+	return 0;
+}
+
 struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr)
 {
 	struct mroce_create_qp_full_resp resp = {};
-	struct ibv_create_qp cmd = {};
+	struct mroce_create_qp_full_cmd cmd = {};
 	int cmd_fd = ibpd->context->cmd_fd;
 	struct mroce_qp *qp;
 	int ret;
@@ -123,8 +142,11 @@ struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 		return NULL;
 	}
 
-	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
+	ret = mroce_qp_cc_from_env(&cmd.drv);
+	if (ret)
+		goto err_free;
+	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
 

@@ -169,6 +169,22 @@ struct mroce_resize_cq_resp {
 	struct mroce_ring_info cq;
 };
 
+/* Longest congestion control name, NUL included (MROCE_CC_NAME_MAX). */
+#define MROCE_CC_NAME_LEN		16
+
+/*
+ * ibv_create_qp() input, optional (an older provider sends none).
+ * cc_algo: the congestion control of this QP's send side, a
+ * NUL-terminated name ("metaroce", "dcqcn", "none", or one a module
+ * registered); all zero: the device's default.  Unknown names fail the
+ * create with ENOENT.  reserved must be zero.
+ */
+struct mroce_create_qp_cmd {
+	char cc_algo[MROCE_CC_NAME_LEN];
+	__u32 flags;			/* none defined: must be zero */
+	__u32 reserved;
+};
+
 struct mroce_create_qp_resp {
 	struct mroce_ring_info sq;
 	struct mroce_ring_info rq;	/* num_slots 0: the QP uses an SRQ */

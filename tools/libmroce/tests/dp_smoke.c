@@ -32,6 +32,7 @@
 #define QP_WR 16		/* small: COUNT sends wrap the rings often */
 #define CQ_SIZE 64
 #define TIMEOUT_MS 5000
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static unsigned int passed, failed;
 
@@ -570,6 +571,49 @@ static void test_refused(struct end *a)
 		ibv_dereg_mr(mr);
 }
 
+/* MROCE_CC names the congestion control of the QPs created afterwards. */
+static void test_cc_choice(struct end *a)
+{
+	static const struct {
+		const char *name;
+		int err;	/* 0: the QP is created */
+	} cases[] = {
+		{ "dcqcn", 0 },
+		{ "none", 0 },
+		{ "metaroce", 0 },
+		{ "", 0 },			/* the device's default */
+		{ "bogus", ENOENT },
+		{ "0123456789abcdef", EINVAL },	/* 16 characters: too long */
+	};
+	struct ibv_qp_init_attr qa = {
+		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	unsigned int i;
+
+	printf("# congestion control per QP (MROCE_CC)\n");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *res;
+		struct ibv_qp *qp;
+
+		setenv("MROCE_CC", cases[i].name, 1);
+		errno = 0;
+		qp = ibv_create_qp(a->pd, &qa);
+		res = qp ? "created" : strerror(errno);
+		if (cases[i].err)
+			check(!qp && errno == cases[i].err,
+			      "MROCE_CC=\"%s\": create_qp fails with %s (%s)",
+			      cases[i].name, strerror(cases[i].err), res);
+		else
+			check(qp, "MROCE_CC=\"%s\": create_qp (%s)",
+			      cases[i].name, res);
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+	unsetenv("MROCE_CC");
+}
+
 static void teardown(struct end *e)
 {
 	if (e->qp)
@@ -607,6 +651,7 @@ int main(int argc, char **argv)
 		test_events_resize(&a, &b);
 		test_stream(&a, &b, count);
 		test_refused(&a);
+		test_cc_choice(&a);
 		test_errors(&a, &b);
 	}
 	teardown(&a);

@@ -47,6 +47,8 @@
 #define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
 #define MROCE_ACK_EVERY		8	/* packets between ACKs */
+#define MROCE_QDELAY_TARGET_DEF_US	1000	/* qdelay_target_us default */
+#define MROCE_MIN_RTT_WIN_US	(10 * USEC_PER_SEC)	/* min RTT filter */
 #define MROCE_ACK_EVERY_GAP	4	/* ... while a hole exists */
 #define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
 #define MROCE_ACK_DELAY_MAX_US	200	/* receiver ACK delay allowance */
@@ -326,7 +328,8 @@ struct mroce_qp {
 		struct mroce_sb sb;	/* per-PSN send state, loss detector */
 		struct mroce_paths *paths;	/* spraying, penalty, probing */
 		u16 path_hash;		/* source-port base of the paths */
-		u32 min_rtt_us;
+		u32 min_rtt_us;		/* over MROCE_MIN_RTT_WIN_US */
+		u64 min_rtt_at;		/* when it was taken, us */
 		u64 last_progress;	/* jiffies of the last ACK progress */
 		struct mroce_rto rto;
 		/* one timer for the reorder wait, tail probe and RTO (ns) */
@@ -341,6 +344,8 @@ struct mroce_qp {
 		bool rnr_wait;
 		struct timer_list rnr_timer;
 		struct tasklet_struct task;
+		/* congestion control: the algorithm (a module reference) and its state */
+		const struct mroce_cc_ops *cc_ops;
 		struct mroce_cc_state cc;
 		/* the connection rate (cc.rate_bps): the pacer's hrtimer
 		 * runs the requester in softirq when the next packet is due
@@ -416,6 +421,7 @@ static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 
 /* mroce_main.c */
 extern unsigned int mroce_num_paths;
+extern unsigned int mroce_qdelay_target_us;
 void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);

@@ -59,11 +59,20 @@ struct mroce_cc_ack {
 	u32 srtt_us;		/* connection smoothed RTT, 0 if none yet */
 	u32 min_rtt_us;		/* connection minimum RTT, 0 if none yet */
 	/*
-	 * RTT without queueing, to size the window from the rate (0:
-	 * unknown, SRTT is used).  A transport whose RTT samples are too
-	 * noisy for a delay signal passes this and leaves min_rtt_us 0.
+	 * The RTT to size the window from the rate (0: unknown, SRTT is
+	 * used): the RTT without network queues, plus what the transport
+	 * tolerates (min_rtt_us + qdelay_target_us for the soft one, whose
+	 * RTT under load includes the hosts' own scheduling).  A transport
+	 * without a delay signal passes this and leaves min_rtt_us 0.
 	 */
 	u32 base_rtt_us;
+	/*
+	 * Queueing delay (RTT - min_rtt) above which the delay signal
+	 * reports congestion; 0: the algorithm's default (25 us, for
+	 * hardware timestamps).  Software hosts pass more: their RTT
+	 * includes scheduling.
+	 */
+	u32 qdelay_target_us;
 	u64 rate_hint_bps;	/* receiver fair-share hint, 0 if none */
 };
 
@@ -78,6 +87,11 @@ struct mroce_cc_state {
 	u32 pkt_bytes;
 	u64 rate_bps;		/* pacing rate; 0 = unpaced */
 	u64 line_rate_bps;	/* link speed, upper bound of rate_bps */
+	/*
+	 * Standing queueing delay of the last round (us), for statistics;
+	 * algorithms without a delay signal leave it 0.
+	 */
+	u32 qdelay_us;
 	u64 priv[MROCE_CC_PRIV_SIZE / sizeof(u64)];
 };
 

@@ -56,6 +56,7 @@ struct mroce_mr_priv {
 	u32 ce_round;		/* of which CE-marked */
 	u32 srtt_us;		/* latest connection SRTT, 0 = none yet */
 	u32 base_rtt_us;	/* latest base RTT, 0 = none: SRTT sizes W */
+	u32 rtt_round_min;	/* smallest RTT sample of the round, 0 = none */
 	u32 flags;		/* MROCE_MR_F_* */
 };
 

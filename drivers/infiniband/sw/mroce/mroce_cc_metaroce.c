@@ -14,11 +14,13 @@
  *    ce_count / sum of rx_count over the round's ACKs.  Per round, not per
  *    ACK: receivers acknowledge each CE-marked packet at once, so marked
  *    packets would weigh several times in a per-ACK average
- *  - congestion (ce_count > 0 or ECHO_CE, or rtt - min_rtt > 25 us), at
- *    most once per SRTT, with the alpha of the rounds before:
- *	CE:    R = R (1 - alpha / 2)
- *	delay: R = R (1 - (qdelay - target) / (2 qdelay))
- *	(both: the lower of the two)
+ *  - CE (ce_count > 0 or ECHO_CE), at most once per SRTT, with the alpha
+ *    of the rounds before: R = R (1 - alpha / 2)
+ *  - delay, at the end of a round: the standing queueing delay qdelay is
+ *    the round's smallest RTT sample minus min_rtt (a queue that persists
+ *    for a whole round, not one delayed ACK or a descheduled host); above
+ *    the target (25 us, or what the transport passes), and at most once
+ *    per SRTT together with CE: R = R (1 - (qdelay - target) / (2 qdelay))
  *  - each round without congestion or loss: R += line / 64, up to the
  *    line rate, and up to H while the hint is younger than 4 SRTT
  *  - ACK carrying a hint: R = min(R, H) at once
@@ -51,6 +53,13 @@ static bool mroce_mr_hint_fresh(const struct mroce_mr_priv *mr, u64 now)
 	return (mr->flags & MROCE_MR_F_HINT) &&
 	       mroce_cc_elapsed(now, mr->hint_us) <=
 			MROCE_MR_HINT_SRTTS * mroce_mr_rtt(mr);
+}
+
+/* CE and delay decreases: at most one per SRTT between them. */
+static bool mroce_mr_may_cut(const struct mroce_mr_priv *mr, u64 now, u64 rtt)
+{
+	return !(mr->flags & MROCE_MR_F_DEC) ||
+	       mroce_cc_elapsed(now, mr->dec_us) >= rtt;
 }
 
 /* Clamp the rate to [floor, line] and derive the window from it. */
@@ -128,8 +137,7 @@ static void mroce_mr_on_ack(struct mroce_cc_state *cc,
 {
 	struct mroce_mr_priv *mr = mroce_mr_priv(cc);
 	u64 now = ack->now_us, rate = cc->rate_bps, rtt;
-	bool ce, delay = false;
-	u32 qdelay = 0;
+	bool ce;
 
 	if (ack->base_rtt_us)
 		mr->base_rtt_us = ack->base_rtt_us;
@@ -145,12 +153,9 @@ static void mroce_mr_on_ack(struct mroce_cc_state *cc,
 
 	mroce_mr_count(mr, ack);
 	ce = ack->ce_count || ack->echo_ce;
-	if (ack->rtt_us && ack->min_rtt_us &&
-	    ack->rtt_us > ack->min_rtt_us + MROCE_MR_TARGET_QDELAY_US) {
-		qdelay = min_t(u32, ack->rtt_us - ack->min_rtt_us,
-			       USEC_PER_SEC);
-		delay = true;
-	}
+	if (ack->rtt_us && (!mr->rtt_round_min ||
+			    ack->rtt_us < mr->rtt_round_min))
+		mr->rtt_round_min = ack->rtt_us;
 
 	if (ack->rate_hint_bps) {
 		mr->hint_bps = ack->rate_hint_bps;
@@ -159,28 +164,37 @@ static void mroce_mr_on_ack(struct mroce_cc_state *cc,
 		rate = min(rate, mr->hint_bps);
 	}
 
-	if (ce || delay) {
+	if (ce) {
 		mr->flags |= MROCE_MR_F_MARKED;
-		if (!(mr->flags & MROCE_MR_F_DEC) ||
-		    mroce_cc_elapsed(now, mr->dec_us) >= rtt) {
-			u64 r = rate, cut;
-
-			if (ce)
-				r -= mul_u64_u32_shr(rate, mr->alpha,
-						     MROCE_CC_SHIFT + 1);
-			if (delay) {
-				cut = mul_u64_u32_div(rate, qdelay -
-						      MROCE_MR_TARGET_QDELAY_US,
-						      2 * qdelay);
-				r = min(r, rate - cut);
-			}
-			rate = r;
+		if (mroce_mr_may_cut(mr, now, rtt)) {
+			rate -= mul_u64_u32_shr(rate, mr->alpha,
+						MROCE_CC_SHIFT + 1);
 			mr->dec_us = now;
 			mr->flags |= MROCE_MR_F_DEC;
 		}
 	}
 
 	if (mroce_cc_elapsed(now, mr->round_us) >= rtt) {
+		u32 target = ack->qdelay_target_us ?: MROCE_MR_TARGET_QDELAY_US;
+		u32 standing = mr->rtt_round_min;
+
+		mr->rtt_round_min = 0;
+		cc->qdelay_us = standing && ack->min_rtt_us &&
+				standing > ack->min_rtt_us ?
+				standing - ack->min_rtt_us : 0;
+		if (standing && ack->min_rtt_us &&
+		    standing > ack->min_rtt_us + target) {
+			u32 qdelay = min_t(u32, standing - ack->min_rtt_us,
+					   USEC_PER_SEC);
+
+			mr->flags |= MROCE_MR_F_MARKED;
+			if (mroce_mr_may_cut(mr, now, rtt)) {
+				rate -= mul_u64_u32_div(rate, qdelay - target,
+							2 * qdelay);
+				mr->dec_us = now;
+				mr->flags |= MROCE_MR_F_DEC;
+			}
+		}
 		mroce_mr_alpha(mr);
 		if (!(mr->flags & MROCE_MR_F_MARKED)) {
 			u64 cap = cc->line_rate_bps;

@@ -171,31 +171,61 @@ static void mroce_cc_test_mr_delay(struct kunit *test)
 	struct mroce_cc_ack a = cc_ack(100, 8, 0, 100);
 
 	mroce_cc_init_conn(ops, &cc, 100 * GBPS, 0);
-	/* queueing delay exactly at target: nothing */
+	/* a round (SRTT 100) whose smallest sample is at target: nothing */
 	a.min_rtt_us = 75;
+	ops->on_ack(&cc, &a);		/* the round starts at 100 */
+	a.now_us = 200;
+	a.rtt_us = 400;
+	ops->on_ack(&cc, &a);		/* ends it: min sample 100 */
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 100 * GBPS);
+
+	/* one slow sample in a round is jitter, not a queue */
+	a.min_rtt_us = 50;
+	a.now_us = 250;
+	a.rtt_us = 60;
+	ops->on_ack(&cc, &a);
+	a.now_us = 300;
+	a.rtt_us = 2000;
 	ops->on_ack(&cc, &a);
 	KUNIT_EXPECT_EQ(test, cc.rate_bps, 100 * GBPS);
-	/* qdelay 50 us, target 25: R x (1 - 25 / 100) */
-	a.now_us = 300;
-	a.min_rtt_us = 50;
-	ops->on_ack(&cc, &a);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 75 * GBPS);
-	/* no min_rtt yet: no delay signal */
+
+	/* a standing queue: every sample >= 100, qdelay 50 us, target 25 */
 	a.now_us = 350;
+	a.rtt_us = 120;
+	ops->on_ack(&cc, &a);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 100 * GBPS);	/* not before the round ends */
+	a.now_us = 400;
+	a.rtt_us = 100;
+	ops->on_ack(&cc, &a);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 75 * GBPS);	/* R x (1 - 25 / 100) */
+
+	/* no min_rtt (the transport turned the signal off): a clean round */
 	a.min_rtt_us = 0;
+	a.rtt_us = 500;
+	a.now_us = 450;
 	ops->on_ack(&cc, &a);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 75 * GBPS);
-	/*
-	 * CE and delay: the stronger cut.  alpha is 15/16 (one clean round
-	 * ended at 300): 1 - 15/32 < 0.75
-	 */
-	KUNIT_EXPECT_EQ(test, mroce_mr_priv(&cc)->alpha,
-			MROCE_CC_ONE / 16 * 15);
-	a.now_us = 700;
-	a.min_rtt_us = 50;
-	a.ce_count = 8;
+	a.now_us = 600;
 	ops->on_ack(&cc, &a);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 75 * GBPS / 32 * 17);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 75 * GBPS + 100 * GBPS / 64);
+
+	/* the transport's target: 300 us of standing delay under 400 */
+	a.min_rtt_us = 100;
+	a.qdelay_target_us = 400;
+	a.rtt_us = 400;
+	a.now_us = 650;
+	ops->on_ack(&cc, &a);
+	a.now_us = 800;
+	ops->on_ack(&cc, &a);
+	KUNIT_EXPECT_GE(test, cc.rate_bps, 75 * GBPS);
+	/* and 900 us over it: R x (1 - 500 / 1800) */
+	a.rtt_us = 1000;
+	a.now_us = 850;
+	ops->on_ack(&cc, &a);
+	a.now_us = 1000;
+	ops->on_ack(&cc, &a);
+	KUNIT_EXPECT_EQ(test, mroce_mr_priv(&cc)->flags & MROCE_MR_F_DEC,
+			MROCE_MR_F_DEC);
+	KUNIT_EXPECT_LT(test, cc.rate_bps, 75 * GBPS);
 }
 
 static void mroce_cc_test_mr_loss(struct kunit *test)

@@ -21,8 +21,11 @@ MODULE_AUTHOR("mroce developers");
 MODULE_DESCRIPTION("MetaRoCE soft RDMA transport over UDP/IP");
 MODULE_LICENSE("GPL");
 
-static char *cc_algo = "none";
-/* writable: each new device takes the algorithm named at its creation */
+static char *cc_algo = "metaroce";
+/*
+ * writable: each new device takes the algorithm named at its creation, as
+ * the default of its QPs (a user QP may name another, MROCE_CC)
+ */
 module_param(cc_algo, charp, 0644);
 
 unsigned int mroce_num_paths = MROCE_PATHS_DEF;
@@ -44,8 +47,19 @@ static const struct kernel_param_ops mroce_paths_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(paths, &mroce_paths_ops, &mroce_num_paths, 0644);
+/*
+ * The delay signal's target.  Higher than the spec's 25 us: a software
+ * host's RTT includes softirq and scheduling delays, which a round's
+ * smallest sample filters only in part.
+ */
+unsigned int mroce_qdelay_target_us = MROCE_QDELAY_TARGET_DEF_US;
+module_param_named(qdelay_target_us, mroce_qdelay_target_us, uint, 0644);
+MODULE_PARM_DESC(qdelay_target_us,
+		 "standing queueing delay (us) above which metaroce slows down, 0: off (default "
+		 __stringify(MROCE_QDELAY_TARGET_DEF_US) ")");
+
 MODULE_PARM_DESC(paths, "paths (UDP source ports) per RC connection, 1..64, taken at QP creation (default 16)");
-MODULE_PARM_DESC(cc_algo, "Congestion control of devices created from now on: none (default), metaroce, dcqcn");
+MODULE_PARM_DESC(cc_algo, "Default congestion control of the QPs of devices created from now on: metaroce (default), dcqcn, none");
 
 /* Serialises device creation, so one netdev never gets two devices. */
 static DEFINE_MUTEX(mroce_dev_mutex);

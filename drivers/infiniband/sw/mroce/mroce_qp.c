@@ -100,6 +100,43 @@ static void mroce_qp_free_queues(struct mroce_qp *qp)
 	kvfree(qp->rq.wqe);
 	kfree(qp->rq.atomic_res);
 	kfree(qp->sq.paths);
+	if (qp->sq.cc_ops) {
+		if (qp->sq.cc_ops->release)
+			qp->sq.cc_ops->release(&qp->sq.cc);
+		mroce_cc_put(qp->sq.cc_ops);
+		qp->sq.cc_ops = NULL;
+	}
+}
+
+/*
+ * The congestion control of a new QP: the one the provider named
+ * (struct mroce_create_qp_cmd, optional), else the device's default.
+ */
+static int mroce_qp_select_cc(struct mroce_qp *qp, struct ib_udata *udata)
+{
+	struct mroce_create_qp_cmd cmd = {};
+	const char *name = qp->mdev->cc->name;
+	int err;
+
+	if (udata && udata->inlen) {
+		err = ib_copy_from_udata(&cmd, udata,
+					 min(udata->inlen, sizeof(cmd)));
+		if (err)
+			return err;
+		/* a newer provider's fields we do not know must be unused */
+		if (udata->inlen > sizeof(cmd) &&
+		    !ib_is_udata_cleared(udata, sizeof(cmd),
+					 udata->inlen - sizeof(cmd)))
+			return -EOPNOTSUPP;
+		if (cmd.flags || cmd.reserved)
+			return -EINVAL;
+		if (!memchr(cmd.cc_algo, 0, sizeof(cmd.cc_algo)))
+			return -EINVAL;
+		if (cmd.cc_algo[0])
+			name = cmd.cc_algo;
+	}
+	qp->sq.cc_ops = mroce_cc_get(name);
+	return qp->sq.cc_ops ? 0 : -ENOENT;
 }
 
 /* All paths fresh and active; the count is fixed at creation. */
@@ -108,7 +145,7 @@ static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 	if (!qp->sq.paths)
 		return;
 	mroce_paths_init(qp->sq.paths, n ?: qp->sq.paths->n, MROCE_WINDOW,
-			 qp->mdev->cc->path_windows,
+			 qp->sq.cc_ops->path_windows,
 			 div_u64(ktime_get_ns(), NSEC_PER_USEC));
 	/* a software host's RTT jitter dwarfs any queueing-delay target */
 	qp->sq.paths->qdelay_target_us = 0;
@@ -166,7 +203,10 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
 	mroce_rto_init(&qp->sq.rto);
 	mroce_sb_init(&qp->sq.sb, 0);
-	qp->mdev->cc->init(&qp->sq.cc);
+	err = mroce_qp_select_cc(qp, udata);
+	if (err)
+		goto err_queues;
+	qp->sq.cc_ops->init(&qp->sq.cc);
 
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
 	if (err)
@@ -297,6 +337,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	mroce_qp_paths_init(qp, 0);
 	qp->sq.probe_at = 0;
 	qp->sq.min_rtt_us = 0;
+	qp->sq.min_rtt_at = 0;
 	qp->sq.timer_at = 0;
 	qp->sq.reo_at = 0;
 	qp->sq.tlp_at = 0;
@@ -305,7 +346,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;
 	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
-	qp->mdev->cc->init(&qp->sq.cc);
+	qp->sq.cc_ops->init(&qp->sq.cc);
 	qp->sq.cc.pkt_bytes = qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
 			      sizeof(struct ipv6hdr);
 	spin_unlock_bh(&qp->sq.lock);

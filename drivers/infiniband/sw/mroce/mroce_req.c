@@ -329,6 +329,12 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx,
 	 */
 	if (retx && (mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ))
 		pi.flags |= MROCE_F_ACK_REQ;
+	/* now and then a path the ACK cadence never echoes asks for one */
+	if (!retx && !(pi.flags & MROCE_F_ACK_REQ) &&
+	    (mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ) &&
+	    mroce_paths_want_echo(qp->sq.paths, path, mroce_now_us64(),
+				  qp->sq.rto.srtt_us))
+		pi.flags |= MROCE_F_ACK_REQ;
 	if (retx)
 		path = mroce_paths_pick_retx(qp->sq.paths,
 					     mroce_sb_slot(&qp->sq.sb, pi.psn)->path);
@@ -924,7 +930,7 @@ static void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
  */
 static void mroce_req_recover(struct mroce_qp *qp, u64 now)
 {
-	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
 	struct mroce_sb *sb = &qp->sq.sb;
 	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
 	struct mroce_sb_clock c = {
@@ -1045,7 +1051,7 @@ static void mroce_req_report_stall(struct mroce_qp *qp)
  */
 static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 {
-	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
 	u32 psn, k;
 
 	/* verbs: give up after timeout x (retry_cnt + 1) without progress */
@@ -1176,9 +1182,23 @@ static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
 	}
 }
 
+/*
+ * The connection's minimum RTT, over the last MROCE_MIN_RTT_WIN_US: a
+ * lifetime minimum would hold a route's RTT after the route changed.
+ * Expired, it restarts from the current sample, as BBR's does.
+ */
+static void mroce_min_rtt_update(struct mroce_qp *qp, u32 rtt, u64 now_us)
+{
+	if (!qp->sq.min_rtt_us || rtt <= qp->sq.min_rtt_us ||
+	    now_us - qp->sq.min_rtt_at > MROCE_MIN_RTT_WIN_US) {
+		qp->sq.min_rtt_us = max(rtt, 1U);
+		qp->sq.min_rtt_at = now_us;
+	}
+}
+
 static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
-	const struct mroce_cc_ops *cc = qp->mdev->cc;
+	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
 	struct mroce_sb *sb = &qp->sq.sb;
 	struct mroce_cc_ack ack = {};
 	u64 now = ktime_get_ns();
@@ -1203,8 +1223,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 
 		if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
 			mroce_rto_sample(&qp->sq.rto, rtt);
-			if (!qp->sq.min_rtt_us || rtt < qp->sq.min_rtt_us)
-				qp->sq.min_rtt_us = max(rtt, 1U);
+			mroce_min_rtt_update(qp, rtt, ctx.now_us);
 			ack.rtt_us = rtt;
 		}
 	}
@@ -1243,12 +1262,18 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		ack.echo_ce = pi->echo_flags & MROCE_ECHO_CE;
 		ack.srtt_us = qp->sq.rto.srtt_us;
 		/*
-		 * No delay signal: a software host's RTT jitter is far above
-		 * target_qdelay and the lifetime minimum never expires; ECN
-		 * and the rate hint drive the rate.
+		 * The delay signal, with a target fit for a software host
+		 * (module parameter qdelay_target_us, 0: off)
 		 */
-		ack.min_rtt_us = 0;
-		ack.base_rtt_us = qp->sq.min_rtt_us;
+		ack.qdelay_target_us = READ_ONCE(mroce_qdelay_target_us);
+		ack.min_rtt_us = ack.qdelay_target_us ? qp->sq.min_rtt_us : 0;
+		/*
+		 * The window covers the RTT the delay signal tolerates: on
+		 * a loaded software host the RTT is far above the idle
+		 * minimum without any network queue.
+		 */
+		ack.base_rtt_us = qp->sq.min_rtt_us ?
+				  qp->sq.min_rtt_us + ack.qdelay_target_us : 0;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 		if (ack.rate_hint_bps)
 			mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);

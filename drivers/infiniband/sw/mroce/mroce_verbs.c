@@ -251,7 +251,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[7];
+	u32 v[8];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -276,11 +276,14 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[4] = qp->sq.sb.k;
 		v[5] = qp->sq.cc.cwnd_pkts;
 		v[6] = mroce_sb_outstanding(&qp->sq.sb);
+		v[7] = qp->sq.cc.qdelay_us;
 		rate = qp->sq.cc.rate_bps;
 		spin_unlock_bh(&qp->sq.lock);
-		if (rdma_nl_put_driver_u32(msg, "srtt_us", v[0]) ||
+		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
+		    rdma_nl_put_driver_u32(msg, "srtt_us", v[0]) ||
 		    rdma_nl_put_driver_u32(msg, "rttvar_us", v[1]) ||
 		    rdma_nl_put_driver_u32(msg, "min_rtt_us", v[2]) ||
+		    rdma_nl_put_driver_u32(msg, "qdelay_us", v[7]) ||
 		    rdma_nl_put_driver_u32(msg, "rto_us", v[3]) ||
 		    rdma_nl_put_driver_u32(msg, "reorder_pkts", v[4]) ||
 		    rdma_nl_put_driver_u32(msg, "cwnd_pkts", v[5]) ||
