@@ -53,8 +53,8 @@
 # link to the destination's leaf).  RATE is a tc rate (100mbit, 1gbit,
 # 500kbit); THRESHOLD is a queueing delay (1ms, 500us: fq_codel
 # ce_threshold, the default is 1ms), a queue length in bytes (30kb, 20000b:
-# RED with ecn) or "none" (plain fq_codel).  Shaping = tbf, with the AQM as
-# its child; netem, when also set, sits above them.
+# RED with ecn), "none" (plain fq_codel) or "fifo" (pfifo: no AQM, no ECN).
+# Shaping = tbf, with the AQM as its child; netem, when also set, sits above them.
 #
 # As a library: ". tools/guest/fabric.sh" (after tools/tests/lib.sh, or
 # with MROCE_TOP set) defines fabric_build, fabric_clean, fabric_shape,
@@ -619,6 +619,7 @@ fabric__rate_bps() {
 fabric__aqm() {
 	case "$1" in
 	none) echo "fq_codel limit $FABRIC_QLIMIT ecn" ;;
+	fifo) echo "pfifo limit $FABRIC_QLIMIT" ;;
 	*[0-9]us | *[0-9]ms)
 		case "${1%?s}" in
 		*[!0-9]*) fabric__err "bad threshold '$1'"; return 1 ;;
@@ -636,7 +637,7 @@ fabric__aqm() {
 		# marks (drops if not ECT) with a probability rising from 0 at
 		# THRESHOLD to 1 at twice THRESHOLD of average queue
 		echo "red limit $((FABRIC_QLIMIT * 1600)) min $_fa_n max $((2 * _fa_n)) avpkt 1000 burst $((_fa_n * 4 / 3000 + 1)) probability 1.0 bandwidth $2 ecn" ;;
-	*) fabric__err "bad threshold '$1' (a delay like 1ms or 500us, a size like 30kb or 20000b, or none)"; return 1 ;;
+	*) fabric__err "bad threshold '$1' (a delay like 1ms or 500us, a size like 30kb or 20000b, none or fifo)"; return 1 ;;
 	esac
 }
 

@@ -1,14 +1,25 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# timeout: 600
+# timeout: 900
 #
-# Incast 3 -> 1 on the spine-leaf fabric with the "metaroce" congestion
-# control: h1, h2 and h4 each write to h3 (ib_write_bw 64 KiB, run at the
-# same time) through leaf2's port toward h3, rate-limited with ECN marking
-# (tbf + fq_codel ce_threshold).  Checks: all three transfers complete,
-# the bottleneck marks (ECN) and the receiver sees CE, the senders back
-# off so the bottleneck's drops stop after the start, and the shares are
-# fair (Jain's index).  Prints the same run with cc "none" for reference.
+# Congestion control on the spine-leaf fabric, all devices created with
+# the module's default algorithm (metaroce).
+#
+# 1. Incast 3 -> 1: h1, h2 and h4 each write to h3 (ib_write_bw 64 KiB,
+#    run at the same time) through leaf2's port toward h3, rate-limited
+#    with ECN marking (tbf + fq_codel ce_threshold).  Once with the QPs'
+#    default, metaroce, and once with cc "none" chosen per QP (MROCE_CC in
+#    the clients' environment).  Checks: all three transfers complete, the
+#    QPs run the algorithm they asked for (rdma resource), the bottleneck
+#    marks and the receiver sees CE, drops stop after the start, the
+#    queue stays short against "none", the shares are fair (Jain's index),
+#    every path of a connection carries packets and has an RTT (pathN).
+#    The bottleneck queue is sampled over the run and printed.
+# 2. The delay signal: h1 writes to h3 through the same port as a plain
+#    FIFO (no AQM, no ECN, 1000 packets).  metaroce with the delay signal
+#    (module parameter qdelay_target_us) keeps the standing queue a
+#    fraction of what it is with the signal off, at about the same
+#    goodput.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tools/tests/rdma-lib.sh
 . "$(dirname "$0")/rdma-lib.sh"
@@ -18,101 +29,156 @@
 need_cmd rdma tc ib_write_bw
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
 RATE=${MROCE_INCAST_RATE:-30mbit}
-DUR=${MROCE_INCAST_DURATION:-10}
+ITER=${MROCE_INCAST_ITER:-120}	# 64 KiB writes per sender
 SENDERS="1 2 4"
 
-qdisc_drops() {	# packets the bottleneck qdiscs dropped
-	fabric_exec leaf2 tc -s qdisc show dev h3 |
-		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
-}
-backlog() {	# packets queued at the bottleneck now
-	fabric_exec leaf2 tc -s qdisc show dev h3 |
-		sed -n 's/.*backlog [0-9]*[KMG]*b \([0-9]*\)p.*/\1/p' |
-		awk '{ n += $1 } END { print n + 0 }'
+# sample_queue FILE: until killed, every ~0.2 s "T <seconds>" and the
+# bottleneck's qdisc statistics (one process in leaf2, cheap under TCG)
+sample_queue() {
+	fabric_exec leaf2 sh -c 'while :; do
+		echo "T $(date +%s.%N)"; tc -s qdisc show dev h3; sleep 0.2
+	done' >"$1" 2>&1
 }
 
-# incast CC: one run; sets BW[i] (MB/s), D_EARLY, D_LATE, JAIN, CE
-incast() {
-	local cc=$1 i port pids=() d0 d1 d2
-	unload_mroce
-	load_mroce
-	# devices take the algorithm named when they are created
-	echo "$cc" >/sys/module/mroce/parameters/cc_algo || fail "cc_algo=$cc"
-	fabric_clean
-	fabric_build || fail "fabric build"
-	fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
-	for i in 1 2 3 4; do
-		fabric_exec h$i rdma link add mroce$i type mroce netdev veth$i ||
-			fail "mroce$i"
-	done
-	sleep 0.5
-	check "cc $cc: mroce1 was created with it" \
-		sh -c "dmesg | grep -q 'mroce1: added on veth1 (.*cc $cc)'"
-	for i in $SENDERS; do
-		port=$((18500 + i))
-		fabric_exec h3 timeout $((DUR + 60)) ib_write_bw -d mroce3 \
-			-x "$(gid_index mroce3 192.0.2.3)" -s 65536 -D "$DUR" -p "$port" -F \
-			>"/tmp/incast-$cc-srv$i" 2>&1 &
-	done
-	sleep 2
-	d0=$(qdisc_drops)
-	m0=$(fabric_marks leaf2:h3)
-	for i in $SENDERS; do
-		port=$((18500 + i))
-		fabric_exec h$i timeout $((DUR + 60)) ib_write_bw -d mroce$i \
-			-x "$(gid_index mroce$i 192.0.2.$i)" -s 65536 -D "$DUR" -p "$port" -F \
-			192.0.2.3 >"/tmp/incast-$cc-cli$i" 2>&1 &
-		pids+=($!)
-	done
-	sleep 3
-	d1=$(qdisc_drops)
-	m1=$(fabric_marks leaf2:h3)
-	# the queue over the rest of the run, sampled
-	QSUM=0
-	for i in 1 2 3 4 5 6 7 8; do
-		QSUM=$((QSUM + $(backlog)))
+# queue_series FILE T0: one line per sample, "t backlog drops marks",
+# t in seconds from T0; the AQM child (the last qdisc listed) counts
+queue_series() {
+	awk -v t0="$2" '
+	function out() { if (t != "") printf "%.1f %d %d %d\n", t - t0, q, d, m }
+	$1 == "T" { out(); t = $2; next }
+	/dropped/ { for (i = 1; i < NF; i++) if ($i == "(dropped") { d = $(i + 1); sub(",", "", d) } }
+	/backlog/ { for (i = 1; i < NF; i++) if ($i == "backlog") { q = $(i + 2); sub("p", "", q) } }
+	/ce_mark|ecn_mark/ { for (i = 1; i < NF; i++) if ($i == "ce_mark" || $i == "ecn_mark") m = $(i + 1) }
+	END { out() }' "$1"
+}
+
+# sample_qps FILE: until killed, the newest "rdma resource show qp -dd"
+# that lists h1's RC QP
+sample_qps() {
+	local r
+	while :; do
+		r=$(rdma resource show qp -dd 2>/dev/null)
+		echo "$r" | grep -Eq '^link mroce1/1 .* type RC ' && echo "$r" >"$1"
 		sleep 0.5
 	done
-	QAVG=$((QSUM / 8))
-	RES=$(rdma resource show qp -dd 2>&1)
-	CWND=$(echo "$RES" | grep -Eo 'cwnd_pkts [0-9]+' | head -n 1)
-	RATE_NOW=$(echo "$RES" | grep -Eo 'rate_mbps [0-9]+' | head -n 1)
+}
+
+# path_lines: the pathN strings of h1's RC QP in $RES
+path_lines() {
+	echo "$RES" | grep -E '^link mroce1/1 .* type RC ' | head -n 1 |
+		grep -Eo 'drv_path[0-9]+ sport [0-9]+ [a-z]+ w [0-9/]+ cwnd [0-9]+ inflight [0-9]+ srtt [0-9]+ tx [0-9]+'
+}
+
+# h1's QP: the value of drv_NAME
+qp_field() {
+	echo "$RES" | grep -E '^link mroce1/1 .* type RC ' | head -n 1 |
+		grep -Eo "drv_$1 [^ ]+" | head -n 1 | cut -d' ' -f2
+}
+
+# incast TAG CC SENDERS: each of SENDERS writes ITER x 64 KiB to h3, all
+# started together; CC "default" or a name for MROCE_CC.  Sets DONE[i]
+# (completion time, s), BW[i] (MB/s from it), SUM, JAIN, OK, QAVG (queue
+# from 3 s on), QMAX, D_EARLY/D_LATE and M_EARLY/M_LATE (drops and marks
+# in the first 3 s / later), QSERIES, CE, RES
+incast() {
+	local tag=$1 cc=$2 senders=$3 i port pids=() env=() t0 qpid rpid
+	local qlog=$RESULTS/incast-$tag.q rlog=$RESULTS/incast-$tag.res
+	[ "$cc" = default ] || env=(env MROCE_CC="$cc")
+	for i in $senders; do
+		port=$((18500 + i))
+		fabric_exec h3 timeout 120 ib_write_bw -d mroce3 \
+			-x "$(gid_index mroce3 192.0.2.3)" -s 65536 -n "$ITER" -p "$port" -F \
+			>"$RESULTS/incast-$tag-srv$i" 2>&1 &
+	done
+	sleep 2
+	CE0=$(counter mroce3 rx_ce_pkts)
+	: >"$rlog"
+	sample_queue "$qlog" &
+	qpid=$!
+	sample_qps "$rlog" &
+	rpid=$!
+	t0=$(date +%s.%N)
+	for i in $senders; do
+		port=$((18500 + i))
+		(
+			fabric_exec h$i timeout 120 "${env[@]}" ib_write_bw -d mroce$i \
+				-x "$(gid_index mroce$i 192.0.2.$i)" -s 65536 -n "$ITER" \
+				-p "$port" -F 192.0.2.3 >"$RESULTS/incast-$tag-cli$i" 2>&1
+			rc=$?
+			echo "$(date +%s.%N) $rc" >"$RESULTS/incast-$tag-done$i"
+			exit $rc
+		) &
+		pids+=($!)
+	done
 	OK=0
 	for i in "${pids[@]}"; do
 		wait "$i" && OK=$((OK + 1))
 	done
+	sleep 0.5
+	kill "$qpid" "$rpid" 2>/dev/null
 	wait
-	d2=$(qdisc_drops)
-	m2=$(fabric_marks leaf2:h3)
-	M_EARLY=$((m1 - m0))
-	M_LATE=$((m2 - m1))
-	D_EARLY=$((d1 - d0))
-	D_LATE=$((d2 - d1))
-	CE=$(counter mroce3 rx_ce_pkts)
-	for i in $SENDERS; do
-		BW[$i]=$(awk '$1 == 65536 { print $4 }' "/tmp/incast-$cc-cli$i")
-		BW[$i]=${BW[$i]:-0}
+	RES=$(cat "$rlog")
+	CE=$(( $(counter mroce3 rx_ce_pkts) - CE0 ))
+	QSERIES=$(queue_series "$qlog" "$t0")
+	read -r QAVG QMAX D_EARLY D_LATE M_EARLY M_LATE <<<"$(echo "$QSERIES" | awk '
+		NR == 1 { d0 = $3; m0 = $4 }
+		$1 <= 3 { d3 = $3; m3 = $4 }
+		$1 > 3 && $2 >= 0 { s += $2; n++ }
+		$2 > mx { mx = $2 }
+		{ d = $3; m = $4 }
+		END { if (d3 == "") { d3 = d; m3 = m }
+		      printf "%d %d %d %d %d %d\n", n ? s / n : 0, mx,
+			d3 - d0, d - d3, m3 - m0, m - m3 }')"
+	local bws=() dones=()
+	for i in $senders; do
+		DONE[$i]=$(awk -v t0="$t0" '{ printf "%.2f", $1 - t0 }' "$RESULTS/incast-$tag-done$i")
+		BW[$i]=$(awk -v t="${DONE[$i]}" -v n="$ITER" 'BEGIN { printf "%.2f", t > 0 ? n * 65536 / t / 1e6 : 0 }')
+		bws+=("${BW[$i]}")
+		dones+=("${DONE[$i]}")
 	done
-	JAIN=$(echo "${BW[1]} ${BW[2]} ${BW[4]}" | awk '{
-		s = $1 + $2 + $3; q = $1 * $1 + $2 * $2 + $3 * $3
-		printf "%.3f", (q > 0 ? s * s / (3 * q) : 0) }')
-	SUM=$(echo "${BW[1]} ${BW[2]} ${BW[4]}" | awk '{ printf "%.2f", $1 + $2 + $3 }')
-	log "cc $cc, bottleneck $RATE: MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM)," \
-	    "Jain $JAIN, bottleneck drops first 3 s $D_EARLY, later $D_LATE," \
-	    "ECN marks first 3 s $M_EARLY, later $M_LATE, CE-marked arrivals $CE," \
-	    "bottleneck queue $QAVG packets on average, h1 ${CWND:-cwnd ?}" \
-	    "${RATE_NOW:-rate ?}"
+	JAIN=$(echo "${bws[*]}" | awk '{
+		for (i = 1; i <= NF; i++) { s += $i; q += $i * $i }
+		printf "%.3f", (q > 0 ? s * s / (NF * q) : 0) }')
+	SUM=$(echo "${bws[*]}" | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.2f", s }')
+	log "$tag (cc $cc), bottleneck $RATE, $ITER x 64 KiB each: done after ${dones[*]} s," \
+	    "MB/s ${bws[*]} (sum $SUM), Jain $JAIN; bottleneck: drops first 3 s $D_EARLY," \
+	    "later $D_LATE, ECN marks first 3 s $M_EARLY, later $M_LATE, queue after 3 s" \
+	    "$QAVG packets on average (max $QMAX); CE-marked arrivals $CE;" \
+	    "h1: cc $(qp_field cc), cwnd $(qp_field cwnd_pkts), rate $(qp_field rate_mbps) Mbit/s," \
+	    "srtt $(qp_field srtt_us) us, min_rtt $(qp_field min_rtt_us) us," \
+	    "standing qdelay $(qp_field qdelay_us) us"
+	log "$tag: bottleneck queue (packets) every ~0.2 s from the start:" \
+	    "$(echo "$QSERIES" | awk '{ printf "%s ", $2 }')"
 }
 
 on_exit 'fabric_clean; topo_clean; unload_mroce'
+RESULTS=$MROCE_RESULTS/t-52
+mkdir -p "$RESULTS"
 
-incast none
-NONE="MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM), Jain $JAIN, drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
-NONE_MLATE=$M_LATE
+unload_mroce
+load_mroce
+fabric_clean
+fabric_build || fail "fabric build"
+for i in 1 2 3 4; do
+	fabric_exec h$i rdma link add mroce$i type mroce netdev veth$i ||
+		fail "mroce$i"
+done
+sleep 0.5
+check "the devices take the module's default, metaroce" \
+	sh -c "dmesg | grep -q 'mroce1: added on veth1 (.*cc metaroce)'"
+
+# --- 1. incast through an ECN-marking port
+fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
+
+incast ecn-none none "$SENDERS"
+NONE="done after ${DONE[1]}/${DONE[2]}/${DONE[4]} s, MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM), Jain $JAIN, queue $QAVG (max $QMAX), drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
 NONE_Q=$QAVG
+check_eq "cc none: all three transfers completed" 3 "$OK"
+check_eq "per-QP choice: h1's QP runs cc none (MROCE_CC=none)" none "$(qp_field cc)"
 
-incast metaroce
+incast ecn-metaroce default "$SENDERS"
 check_eq "metaroce: all three transfers completed" 3 "$OK"
+check_eq "h1's QP runs the device default, metaroce" metaroce "$(qp_field cc)"
 check "metaroce: the bottleneck marked and the receiver saw CE ($CE)" \
 	test "$CE" -gt 0
 check "metaroce: fair shares (Jain $JAIN >= 0.9)" \
@@ -126,4 +192,37 @@ check "metaroce: the link stays busy (sum $SUM MB/s >= 40% of $RATE)" \
 	awk -v s="$SUM" -v r="${RATE%mbit}" 'BEGIN { exit !(s >= 0.4 * r / 8) }'
 check "metaroce: the receiver sent rate hints ($(counter mroce3 tx_rate_hints))" \
 	test "$(counter mroce3 tx_rate_hints)" -gt 0
+# per-path statistics of one connection: every path used and measured
+PATHS=$(path_lines)
+log "h1's paths:"
+echo "$PATHS" | sed 's/^/#   /'
+NP=$(qp_field paths_active)
+check_match "h1's QP has 16 active paths" '^16$' "$NP"
+check_eq "h1's QP lists all its paths" "${NP:-?}" "$(echo "$PATHS" | grep -c .)"
+check "every path carried packets" \
+	sh -c "echo '$PATHS' | awk 'NF && \$NF == 0 { exit 1 }'"
+check "every path has an RTT (srtt > 0): echoes reach all paths" \
+	sh -c "echo '$PATHS' | awk '{ for (i = 1; i < NF; i++) if (\$i == \"srtt\" && \$(i + 1) == 0) exit 1 }'"
+check_match "h1's QP reports its standing queueing delay" '^[0-9]+$' "$(qp_field qdelay_us)"
 log "reference, cc none: $NONE"
+
+# --- 2. the delay signal, at a port without ECN: a FIFO whose full queue
+# (150 packets, 44 ms at 30 Mbit/s) is below perftest's ACK timeout
+FABRIC_QLIMIT=150 fabric_shape leaf2:h3 "$RATE" fifo || fail "shape fifo"
+TARGET=$(cat /sys/module/mroce/parameters/qdelay_target_us)
+ITER=$((ITER * 2))
+echo 0 >/sys/module/mroce/parameters/qdelay_target_us
+incast fifo-nodelay default 1
+OFF_Q=$QAVG
+OFF_BW=$SUM
+OFF_D=$((D_EARLY + D_LATE))
+check_eq "no delay signal: the transfer completed" 1 "$OK"
+echo "$TARGET" >/sys/module/mroce/parameters/qdelay_target_us
+incast fifo-delay default 1
+check_eq "delay signal: the transfer completed" 1 "$OK"
+check "delay signal: standing queue $QAVG packets, half or less of $OFF_Q without it" \
+	test $(( QAVG * 2 )) -le "$OFF_Q"
+check "delay signal: goodput $SUM MB/s, at least 70% of $OFF_BW without it" \
+	awk -v a="$SUM" -v b="$OFF_BW" 'BEGIN { exit !(a >= 0.7 * b) }'
+check "delay signal: drops at the FIFO $((D_EARLY + D_LATE)), at most those without it ($OFF_D)" \
+	test $((D_EARLY + D_LATE)) -le "$OFF_D"

@@ -47,7 +47,7 @@
 #define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
 #define MROCE_ACK_EVERY		8	/* packets between ACKs */
-#define MROCE_QDELAY_TARGET_DEF_US	1000	/* qdelay_target_us default */
+#define MROCE_QDELAY_TARGET_DEF_US	5000	/* qdelay_target_us default */
 #define MROCE_MIN_RTT_WIN_US	(10 * USEC_PER_SEC)	/* min RTT filter */
 #define MROCE_ACK_EVERY_GAP	4	/* ... while a hole exists */
 #define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
