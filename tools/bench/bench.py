@@ -811,7 +811,16 @@ def bottleneck_analyze(rec):
     W0, W1 = rec["window"]
     flows = rec["flow_runs"]
     info = rec.get("bottleneck", {})
-    r = {"flows_failed": sum(1 for f in flows if not f.get("perftest")),
+    fails = []
+    for i, f in enumerate(flows):
+        if f.get("perftest"):
+            continue
+        m = re.search(r"Failed status (\d+)", f.get("client_out", ""))
+        pg = f.get("progress", [])
+        last = max((b[0] for a, b in zip(pg, pg[1:]) if b[1] > a[1]), default=None)
+        fails.append({"flow": i + 1, "status": int(m.group(1)) if m else None,
+                      "rc": f.get("client_rc"), "last_progress": last})
+    r = {"flows_failed": len(fails), "failures": fails,
          "start_spread": max(f["t_header"] for f in flows) - min(f["t_header"] for f in flows),
          "window": [W0, W1]}
     # goodput in the window: in-order packets at the receiver x payload
@@ -1755,6 +1764,8 @@ def cmd_report(a):
 
 
 BN_NAME = {"rxe": "rdma_rxe"}
+WC_STATUS = {5: "IBV_WC_WR_FLUSH_ERR", 9: "IBV_WC_REM_INV_REQ_ERR", 10: "IBV_WC_REM_ACCESS_ERR",
+             11: "IBV_WC_REM_OP_ERR", 12: "IBV_WC_RETRY_EXC_ERR", 13: "IBV_WC_RNR_RETRY_EXC_ERR"}
 
 
 def bn_variant(r):
@@ -1793,7 +1804,7 @@ def bottleneck_rows(runs, add, others):
                 continue
             vals[v] = [fn(r) if r.get("ok") else None for r in bn if bn_variant(r) == v]
         order[0] += 1
-        add("pair", scen, metric, unit, vals, better=better,
+        return add("pair", scen, metric, unit, vals, better=better,
             extra={"table": "bottleneck", "order": order[0], "host_other": ho, "flows": flows,
                    "none_label": none, "bottleneck": b, "duration": bn[0].get("duration"),
                    "not_settled": {v: sum(1 for r in bn if bn_variant(r) == v and r.get("ok")
@@ -1858,7 +1869,19 @@ def bottleneck_rows(runs, add, others):
         is_rxe, better="lower")
     row("receiver out-of-sequence + duplicate packets (rxe)", "packets",
         cnt("server", "out_of_seq_request", "duplicate_request"), is_rxe, better="lower")
-    row("flows that failed before the end", "", res("flows_failed"), better="lower")
+    last = row("flows that failed before the end", "", res("flows_failed"), better="lower")
+    notes = []
+    for r in bn:
+        if not r.get("ok"):
+            notes.append(f"`{r['id']}`: {r.get('error', 'failed')}")
+            continue
+        for x in r["result"].get("failures", []):
+            st = WC_STATUS.get(x["status"], f"status {x['status']}") if x["status"] is not None \
+                else f"exit {x['rc']}"
+            lp = f"{x['last_progress']:.1f} s" if x["last_progress"] is not None else "its start"
+            notes.append(f"`{r['id']}` flow {x['flow']}: {st}, last progress at {lp}")
+    if notes:
+        last["notes"] = notes
 
 
 def find_row(rows, path, scenario, metric):
@@ -2029,6 +2052,10 @@ def bottleneck_markdown(rows):
                 c += f" ({fl} failed)"
             cells.append(c)
         L.append("| " + " | ".join(cells) + " |")
+    notes = [n for r in rows for n in r.get("notes", [])]
+    if notes:
+        L.append("\nFlows that ended with an error (time since the last flow's start):\n")
+        L += [f"* {n}" for n in notes]
     ho = rows[0].get("host_other")
     if ho:
         L.append(f"\nhost other (CPU cores busy outside this run's qemus, median over the runs): "
