@@ -23,6 +23,7 @@ import re
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -97,13 +98,17 @@ class Proc:
     driver times its CPU window from their output), in netns NETNS, pinned
     to CPU.  Lines are kept with their arrival time."""
 
-    def __init__(self, argv, netns=None, cpu=None):
+    def __init__(self, argv, netns=None, cpu=None, env=None):
         self.argv = argv
         master, slave = pty.openpty()
         tty.setraw(slave)
         self.t0 = time.monotonic()
+        penv = None
+        if env:             # NAME: value, or None to remove NAME
+            penv = {k: v for k, v in os.environ.items() if k not in env}
+            penv.update({k: v for k, v in env.items() if v is not None})
         self.p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave,
-                                  stderr=slave, close_fds=True,
+                                  stderr=slave, close_fds=True, env=penv,
                                   preexec_fn=_preexec(netns, cpu))
         os.close(slave)
         self.master = master
@@ -251,6 +256,207 @@ def counter_delta(a, b):
     return {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
 
 
+# ------------------------------------------------------------ qdisc stats
+# rtnetlink RTM_GETQDISC, read in-process (an exec of tc costs ~0.3 s of
+# the sender's only vCPU under TCG; a netlink dump a few ms).
+RTM_NEWQDISC, RTM_GETQDISC = 36, 38
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+TCA_KIND, TCA_STATS2 = 1, 7
+TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP = 1, 3, 4
+QDISC_XSTATS = {        # struct tc_<kind>_xstats (uapi/linux/pkt_sched.h)
+    "codel": ("=IIIIiIIII", ("maxpacket", "count", "lastcount", "ldelay", "drop_next",
+                             "drop_overlimit", "ecn_mark", "dropping", "ce_mark")),
+    "fq_codel": ("=IIIIIIIIII", ("type", "maxpacket", "drop_overlimit", "ecn_mark",
+                                 "new_flow_count", "new_flows_len", "old_flows_len",
+                                 "ce_mark", "memory_usage", "drop_overmemory")),
+    "red": ("=IIII", ("early", "pdrop", "other", "marked")),
+}
+
+
+def _nl_attrs(buf, off, end):
+    while off + 4 <= end:
+        ln, typ = struct.unpack_from("=HH", buf, off)
+        if ln < 4:
+            break
+        yield typ & 0x3fff, buf[off + 4:off + ln]
+        off += (ln + 3) & ~3
+
+
+# RDMA netlink (NETLINK_RDMA, uapi/rdma/rdma_netlink.h): the QPs of a device
+# with their PSNs, what `rdma resource show qp` prints, read in-process.
+NETLINK_RDMA = 20
+RDMA_NLDEV_GET = (5 << 10) + 1              # RDMA_NL_GET_TYPE(NLDEV, CMD_GET)
+RDMA_NLDEV_RES_QP_GET = (5 << 10) + 10      # ... CMD_RES_QP_GET
+NLA_DEV_INDEX, NLA_DEV_NAME = 1, 2
+NLA_RES_QP, NLA_RES_QP_ENTRY, NLA_LQPN, NLA_RQPN, NLA_RQ_PSN, NLA_SQ_PSN = 19, 20, 21, 22, 23, 24
+NLA_RES_TYPE, NLA_RES_STATE = 26, 27
+
+
+class RdmaQps:
+    """read(dev) -> {lqpn: {"rqpn", "rq_psn", "sq_psn", "type", "state"}}."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_RDMA)
+        self.sock.bind((0, 0))
+        self.seq = 0
+        self.index = {}
+
+    def close(self):
+        self.sock.close()
+
+    def _dump(self, typ, attrs=b""):
+        self.seq += 1
+        self.sock.send(struct.pack("=IHHII", 16 + len(attrs), typ, 0x301, self.seq, 0) + attrs)
+        msgs = []
+        while True:
+            data = self.sock.recv(1 << 17)
+            off = 0
+            while off + 16 <= len(data):
+                ln, mt, _, seq, _ = struct.unpack_from("=IHHII", data, off)
+                if ln < 16:
+                    return msgs
+                if seq == self.seq:
+                    if mt == NLMSG_DONE:
+                        return msgs
+                    if mt == NLMSG_ERROR:
+                        err = struct.unpack_from("=i", data, off + 16)[0]
+                        raise OSError(-err, f"RDMA netlink dump {typ}: {os.strerror(-err)}")
+                    msgs.append(data[off + 16:off + ln])
+                off += (ln + 3) & ~3
+
+    def dev_index(self, dev):
+        if dev not in self.index:
+            for m in self._dump(RDMA_NLDEV_GET):
+                a = dict(_nl_attrs(m, 0, len(m)))
+                if NLA_DEV_INDEX in a and NLA_DEV_NAME in a:
+                    name = a[NLA_DEV_NAME].split(b"\0")[0].decode()
+                    self.index[name] = struct.unpack_from("=I", a[NLA_DEV_INDEX])[0]
+        if dev not in self.index:
+            raise OSError(f"no RDMA device {dev}")
+        return self.index[dev]
+
+    def read(self, dev):
+        idx = struct.pack("=HHI", 8, NLA_DEV_INDEX, self.dev_index(dev))
+        out = {}
+        for m in self._dump(RDMA_NLDEV_RES_QP_GET, idx):
+            for t, v in _nl_attrs(m, 0, len(m)):
+                if t != NLA_RES_QP:
+                    continue
+                for t2, e in _nl_attrs(v, 0, len(v)):
+                    if t2 != NLA_RES_QP_ENTRY:
+                        continue
+                    a = dict(_nl_attrs(e, 0, len(e)))
+                    if NLA_LQPN not in a:
+                        continue
+                    u32 = {k: struct.unpack_from("=I", a[k])[0]
+                           for k in (NLA_RQPN, NLA_RQ_PSN, NLA_SQ_PSN) if k in a}
+                    out[struct.unpack_from("=I", a[NLA_LQPN])[0]] = {
+                        "rqpn": u32.get(NLA_RQPN), "rq_psn": u32.get(NLA_RQ_PSN),
+                        "sq_psn": u32.get(NLA_SQ_PSN),
+                        "type": a[NLA_RES_TYPE][0] if NLA_RES_TYPE in a else None,
+                        "state": a[NLA_RES_STATE][0] if NLA_RES_STATE in a else None}
+        return out
+
+
+class QpSampler(threading.Thread):
+    """Samples the PSNs of DEV's QPs every INTERVAL s: [[t, [[lqpn, rqpn,
+    rq_psn, sq_psn], ...]], ...] (monotonic time of this machine)."""
+
+    def __init__(self, dev, interval):
+        super().__init__(daemon=True)
+        self.dev, self.interval = dev, interval
+        self.samples = []
+        self.error = None
+        self.halt = threading.Event()
+
+    def run(self):
+        try:
+            nl = RdmaQps()
+        except OSError as e:
+            self.error = repr(e)
+            return
+        while not self.halt.is_set():
+            t = time.monotonic()
+            try:
+                q = nl.read(self.dev)
+                self.samples.append([round(t, 4), [[k, v["rqpn"], v["rq_psn"], v["sq_psn"]]
+                                                   for k, v in sorted(q.items())
+                                                   if v["type"] == 2]])      # RC
+            except OSError as e:
+                self.error = repr(e)
+            self.halt.wait(self.interval)
+        nl.close()
+
+    def stop(self):
+        self.halt.set()
+        if self.is_alive():
+            self.join(timeout=5)
+        return self.samples
+
+
+class QdiscStats:
+    """The qdiscs of one interface, as `tc -s qdisc show dev IF` has them:
+    read() -> {"2:": {kind, parent, bytes, packets, qlen, backlog, drops,
+    requeues, overlimits, and the kind's xstats}, ...}."""
+
+    def __init__(self, ifname):
+        self.ifindex = socket.if_nametoindex(ifname)
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self.sock.bind((0, 0))
+        self.seq = 0
+
+    def close(self):
+        self.sock.close()
+
+    def read(self):
+        self.seq += 1
+        tcm = struct.pack("=BBHiIII", 0, 0, 0, self.ifindex, 0, 0, 0)
+        self.sock.send(struct.pack("=IHHII", 16 + len(tcm), RTM_GETQDISC,
+                                   0x301, self.seq, 0) + tcm)     # REQUEST|DUMP
+        out = {}
+        while True:
+            data = self.sock.recv(1 << 16)
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, _, seq, _ = struct.unpack_from("=IHHII", data, off)
+                if ln < 16:
+                    return out
+                if seq == self.seq:
+                    if typ == NLMSG_DONE:
+                        return out
+                    if typ == NLMSG_ERROR:
+                        raise OSError("RTM_GETQDISC failed")
+                    if typ == RTM_NEWQDISC:
+                        q = self._qdisc(data, off, off + ln)
+                        if q:
+                            out[q["handle"]] = q
+                off += (ln + 3) & ~3
+
+    def _qdisc(self, data, off, end):
+        _, _, _, ifi, handle, parent, _ = struct.unpack_from("=BBHiIII", data, off + 16)
+        if ifi != self.ifindex:         # 6.1 dumps every device
+            return None
+        q = {"handle": f"{handle >> 16:x}:",
+             "parent": "root" if parent == 0xffffffff else f"{parent >> 16:x}:{parent & 0xffff:x}"}
+        app = None
+        for typ, val in _nl_attrs(data, off + 36, end):
+            if typ == TCA_KIND:
+                q["kind"] = val.split(b"\0")[0].decode()
+            elif typ == TCA_STATS2:
+                for t2, v2 in _nl_attrs(val, 0, len(val)):
+                    if t2 == TCA_STATS_BASIC and len(v2) >= 12:
+                        q["bytes"], q["packets"] = struct.unpack_from("=QI", v2)
+                    elif t2 == TCA_STATS_QUEUE and len(v2) >= 20:
+                        (q["qlen"], q["backlog"], q["drops"], q["requeues"],
+                         q["overlimits"]) = struct.unpack_from("=IIIII", v2)
+                    elif t2 == TCA_STATS_APP:
+                        app = v2
+        fmt = QDISC_XSTATS.get(q.get("kind"))
+        if fmt and app is not None and len(app) >= struct.calcsize(fmt[0]):
+            q.update(zip(fmt[1], struct.unpack_from(fmt[0], app)))
+        return q
+
+
 # ---------------------------------------------------------------- endpoints
 class LocalEnd:
     """Runs processes on this guest (optionally in a netns, on a CPU)."""
@@ -259,8 +465,8 @@ class LocalEnd:
         self.netns, self.cpu = netns, cpu
         self.procs = {}
 
-    def start(self, rid, argv, listen=None, timeout=30):
-        p = Proc(argv, self.netns, self.cpu)
+    def start(self, rid, argv, listen=None, timeout=30, env=None):
+        p = Proc(argv, self.netns, self.cpu, env)
         self.procs[rid] = p
         if listen:
             end = time.monotonic() + timeout
@@ -286,6 +492,9 @@ class LocalEnd:
 
     def counters(self, dev):
         return hw_counters(dev)
+
+    def gid(self, dev, prefix):
+        return gid_index(dev, prefix)
 
 
 class RemoteEnd:
@@ -314,8 +523,8 @@ class RemoteEnd:
             raise SystemExit("bench: agent closed the connection")
         return json.loads(line)
 
-    def start(self, rid, argv, listen=None, timeout=30):
-        r = self.call(op="start", id=rid, argv=argv, listen=listen, timeout=timeout)
+    def start(self, rid, argv, listen=None, timeout=30, env=None):
+        r = self.call(op="start", id=rid, argv=argv, listen=listen, timeout=timeout, env=env)
         return r["ok"], r.get("err", "")
 
     def wait(self, rid, timeout):
@@ -333,6 +542,22 @@ class RemoteEnd:
 
     def counters(self, dev):
         return self.call(op="counters", dev=dev)["counters"]
+
+    def gid(self, dev, prefix):
+        r = self.call(op="gid", dev=dev, prefix=prefix)
+        if "gid" not in r:
+            raise SystemExit(f"bench: agent: no GID on {dev}: {r.get('err')}")
+        return r["gid"]
+
+    def qps_start(self, dev, interval):
+        self.call(op="qps_start", dev=dev, interval=interval)
+
+    def qps_stop(self):
+        """The agent's samples, in this machine's monotonic time (offset by
+        the agent's clock at the reply; the control link is not shaped)."""
+        r = self.call(op="qps_stop")
+        off = time.monotonic() - r["now"]
+        return [[t + off, q] for t, q in r["samples"]], r.get("error")
 
     def hello(self, nice=0):
         return self.call(op="hello", nice=nice)
@@ -360,6 +585,7 @@ def cmd_agent(args):
     log(f"agent: driver {peer[0]} connected")
     f = conn.makefile("rwb")
     rc = 1
+    qps = None
     while True:
         line = f.readline()
         if not line:
@@ -375,7 +601,7 @@ def cmd_agent(args):
             elif op == "start":
                 ok, err = end.start(req["id"], req["argv"],
                                     tuple(req["listen"]) if req.get("listen") else None,
-                                    req.get("timeout", 30))
+                                    req.get("timeout", 30), req.get("env"))
                 resp = {"ok": ok, "err": err}
             elif op == "wait":
                 r, out = end.wait(req["id"], req["timeout"])
@@ -387,12 +613,25 @@ def cmd_agent(args):
                 resp = {"cpu": cpu_snapshot()}
             elif op == "counters":
                 resp = {"counters": hw_counters(req["dev"])}
+            elif op == "gid":       # after a device was re-created
+                resp = {"gid": gid_index(req["dev"], req["prefix"])}
+            elif op == "qps_start":     # sample the PSNs of DEV's QPs
+                if qps:
+                    qps.stop()
+                qps = QpSampler(req["dev"], req.get("interval", 0.25))
+                qps.start()
+                resp = {"ok": True}
+            elif op == "qps_stop":
+                samples = qps.stop() if qps else []
+                resp = {"now": time.monotonic(), "samples": samples,
+                        "error": qps.error if qps else "not started"}
+                qps = None
             elif op == "quit":
                 resp = {"ok": True}
                 rc = 0
             else:
                 resp = {"err": f"unknown op {op}"}
-        except Exception as e:          # report, keep serving
+        except (Exception, SystemExit) as e:    # report, keep serving
             resp = {"ok": False, "err": repr(e), "rc": 125, "out": repr(e)}
         f.write((json.dumps(resp) + "\n").encode())
         f.flush()
@@ -452,6 +691,13 @@ def make_plan(a):
                 k = rep % per
                 for it in chunk[k:] + chunk[:k]:
                     plan.append(dict(it, scenario="loss", rep=rep + 1))
+    if a.mode == "pair" and a.bottleneck_repeat > 0:
+        # congestion: FLOWS concurrent RC writes B -> A through one bottleneck
+        # on B's egress; mroce with each cc_algo (device re-created), rxe
+        items = [dict(kind="bottleneck", transport="mroce", cc=cc) for cc in a.bottleneck_cc]
+        items.append(dict(kind="bottleneck", transport="rxe"))
+        items = [dict(it, size=a.bottleneck_size, flows=a.bottleneck_flows) for it in items]
+        group("bottleneck", items, a.bottleneck_repeat)
     if a.mode == "loop":
         plan = [p for p in plan if re.search(LOOP_RX, run_name(p)) and p.get("loss") is None]
     if a.only:
@@ -461,6 +707,8 @@ def make_plan(a):
 
 
 def run_name(p):
+    if p["kind"] == "bottleneck":
+        return "bottleneck-" + p["transport"] + (f"-{p['cc']}" if p.get("cc") else "")
     if p["kind"] in ("bw", "lat"):
         s = f"{p['verb']}_{p['kind']}-{p['size']}-{p['transport']}"
     elif p["kind"] == "iperf":
@@ -491,6 +739,189 @@ def parse_bw(out, size):
                     return {"iters": iters, "mib_s": bw_avg, "mpps_printed": mpps,
                             "msg_s": rate, "gbps": rate * size * 8 / 1e9}
     return None
+
+
+def jain(xs):
+    q = sum(x * x for x in xs)
+    return sum(xs) ** 2 / (len(xs) * q) if xs and q > 0 else None
+
+
+BN_BIN = 2.0            # s: bins of the settling times
+BN_FAIR, BN_STABLE = 0.9, 0.15  # Jain index; aggregate within +-15 % of its mean
+
+
+def settle_time(bins, ok, tail=3):
+    """BINS: {start time: value}.  The start of the first bin from which
+    OK(value) holds to the end (at least TAIL bins); None if never."""
+    keys = sorted(bins)
+    k = len(keys)
+    while k > 0 and ok(bins[keys[k - 1]]):
+        k -= 1
+    if len(keys) - k < min(tail, len(keys)) or k == len(keys):
+        return None
+    return keys[k]
+
+
+def flow_ids(out):
+    """perftest's client output -> its QPN and first PSN, the server's QPN,
+    the path MTU (the payload of a full packet)."""
+    r = {}
+    m = re.search(r"local address:.*QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)", out)
+    if m:
+        r["qpn"], r["psn0"] = int(m.group(1), 16), int(m.group(2), 16)
+    m = re.search(r"remote address:.*QPN (0x[0-9a-f]+)", out)
+    if m:
+        r["remote_qpn"] = int(m.group(1), 16)
+    m = re.search(r"Mtu\s*:\s*(\d+)", out)
+    if m:
+        r["mtu"] = int(m.group(1))
+    return r
+
+
+def flow_progress(samples, f, t_all):
+    """[[t since t_all, packets the receiver took in order]] of flow F from
+    the receiving QP's rq_psn (PSNs are 24 bits; the responder starts at
+    the requester's first PSN)."""
+    out = []
+    if "remote_qpn" not in f or "psn0" not in f:
+        return out
+    for t, qps in samples:
+        for lqpn, rqpn, rq_psn, _ in qps:
+            if lqpn == f["remote_qpn"] and rqpn == f.get("qpn") and rq_psn is not None:
+                d = (rq_psn - f["psn0"]) & 0xffffff
+                if d < 1 << 23:         # before RTR the PSN is not ours
+                    out.append([round(t - t_all, 3), d])
+    return out
+
+
+def curve_at(c, t):
+    """A progress curve's value at T, linear between samples, flat outside."""
+    if t <= c[0][0]:
+        return c[0][1]
+    for (t0, b0), (t1, b1) in zip(c, c[1:]):
+        if t <= t1:
+            return b0 + (b1 - b0) * (t - t0) / (t1 - t0) if t1 > t0 else b1
+    return c[-1][1]
+
+
+def bottleneck_analyze(rec):
+    """A bottleneck run's record -> its metrics (also used by the report,
+    so it can be re-derived from runs.jsonl).  Times are seconds since the
+    last flow's start (t_all); the window [W0, W1] is when every flow runs."""
+    W0, W1 = rec["window"]
+    flows = rec["flow_runs"]
+    info = rec.get("bottleneck", {})
+    fails = []
+    for i, f in enumerate(flows):
+        if f.get("perftest"):
+            continue
+        m = re.search(r"Failed status (\d+)", f.get("client_out", ""))
+        pg = f.get("progress", [])
+        last = max((b[0] for a, b in zip(pg, pg[1:]) if b[1] > a[1]), default=None)
+        fails.append({"flow": i + 1, "status": int(m.group(1)) if m else None,
+                      "rc": f.get("client_rc"), "last_progress": last})
+    r = {"flows_failed": len(fails), "failures": fails,
+         "start_spread": max(f["t_header"] for f in flows) - min(f["t_header"] for f in flows),
+         "window": [W0, W1]}
+    # goodput in the window: in-order packets at the receiver x payload
+    good, curves = [], []
+    for f in flows:
+        c = [(t, pk * f.get("mtu", 1024)) for t, pk in f.get("progress", [])]
+        curves.append(c)
+        good.append((curve_at(c, W1) - curve_at(c, W0)) * 8 / 1e6 / (W1 - W0)
+                    if len(c) >= 2 and W1 > W0 else 0.0)
+    r["goodput"] = good
+    r["aggregate"] = sum(good)
+    r["utilisation"] = r["aggregate"] * 1e6 / info["rate_bps"] if info.get("rate_bps") else None
+    r["jain"] = jain(good) or 0.0
+    # perftest's own numbers (each flow over its [f, D - f]); failed flows: none
+    # (0 with iterations: perftest's clock calibration failed, seen under TCG)
+    pt = [f["perftest"]["gbps"] * 1e3 if f.get("perftest") and f["perftest"]["gbps"] else None
+          for f in flows]
+    r["perftest_goodput"] = pt
+    r["perftest_aggregate"] = sum(pt) if all(x is not None for x in pt) else None
+    # goodput per flow per second (JSON, short-term fairness) and per BN_BIN
+    # s (settling: from which bin on the shares stay fair / the sum stays
+    # near its mean); times from the window's start
+    def binned(width):
+        out, lo = {}, W0
+        while lo + width <= W1 + 1e-9:
+            out[round(lo - W0, 3)] = [(curve_at(c, lo + width) - curve_at(c, lo)) * 8 / 1e6 / width
+                                      if len(c) >= 2 else 0.0 for c in curves]
+            lo += width
+        return out
+    per_s = binned(1.0)
+    r["per_second"] = {k: [round(x, 3) for x in v] for k, v in per_s.items()}
+    js = [jain(v) for v in per_s.values() if jain(v) is not None]
+    r["jain_per_second_median"] = statistics.median(js) if js else None
+    bins = binned(BN_BIN)
+    sums = {k: sum(v) for k, v in bins.items()}
+    mean_agg = statistics.mean(sums.values()) if sums else 0
+    r["settle_fair"] = settle_time(bins, lambda v: (jain(v) or 0) >= BN_FAIR)
+    r["settle_aggregate"] = settle_time(
+        sums, lambda x: mean_agg > 0 and abs(x - mean_agg) <= BN_STABLE * mean_agg)
+    # the queue over the window: [t, qlen, backlog B, drops, marks, overflow, tx B, tx pkts]
+    qs = [x for x in rec.get("qdisc_series", []) if W0 <= x[0] <= W1]
+    r["backlog_avg"] = statistics.mean(x[1] for x in qs) if qs else None
+    r["backlog_max"] = max(x[1] for x in qs) if qs else None
+    r["backlog_bytes_avg"] = statistics.mean(x[2] for x in qs) if qs else None
+    r["queue_delay_ms"] = (r["backlog_bytes_avg"] * 8e3 / info["rate_bps"]
+                           if qs and info.get("rate_bps") else None)
+    if len(qs) >= 2 and qs[-1][0] > qs[0][0]:
+        r["drops_window"] = qs[-1][3] - qs[0][3]
+        r["marks_window"] = qs[-1][4] - qs[0][4]
+        r["wire_mbps"] = (qs[-1][6] - qs[0][6]) * 8 / 1e6 / (qs[-1][0] - qs[0][0])
+    # totals over the run (first client start to the last client's end)
+    r.update(qdisc_totals(rec.get("qdisc_before", {}), rec.get("qdisc_after", {})))
+    return r
+
+
+def qdisc_point(q):
+    """{handle: stats} -> [qlen, backlog bytes, drops, marks, overflow drops,
+    bytes sent, packets sent] of the bottleneck (tbf 2: with its AQM 3:)."""
+    aqm, tbf = q.get("3:", {}), q.get("2:", {})
+    marks = aqm.get("ce_mark", 0) + aqm.get("ecn_mark", 0) + aqm.get("marked", 0)
+    over = aqm.get("drop_overlimit", 0) + aqm.get("pdrop", 0)
+    return [aqm.get("qlen", 0), aqm.get("backlog", 0), tbf.get("drops", 0), marks, over,
+            tbf.get("bytes", 0), tbf.get("packets", 0)]
+
+
+def qdisc_totals(q0, q1):
+    a, b = qdisc_point(q0), qdisc_point(q1)
+    drops = b[2] - a[2]
+    over = b[4] - a[4]
+    return {"drops": drops, "drops_overflow": over, "drops_aqm": drops - over,
+            "marks": b[3] - a[3],
+            "sent_pkts": q1.get("2:", {}).get("packets", 0) - q0.get("2:", {}).get("packets", 0),
+            "aqm_drops": q1.get("3:", {}).get("drops", 0) - q0.get("3:", {}).get("drops", 0)}
+
+
+class QdiscSampler(threading.Thread):
+    """Samples the bottleneck every INTERVAL s (netlink, in-process)."""
+
+    def __init__(self, qs, interval):
+        super().__init__(daemon=True)
+        self.qs, self.interval = qs, interval
+        self.samples = []
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            t = time.monotonic()
+            try:
+                self.samples.append((t, qdisc_point(self.qs.read())))
+            except OSError:
+                pass
+            self.halt.wait(self.interval)
+        self.qs.close()
+
+    def stop(self):
+        self.halt.set()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout=5)
+
+    def points(self):
+        return list(self.samples)
 
 
 def parse_lat(out):
@@ -592,7 +1023,13 @@ class Driver:
             self.addr = SINGLE_SRV
             self.cpu_ends = [("guest", self.cli)]
             self.netem = (self.cli, "veth2")
-        self.loss = None
+        self.qstate = None      # the egress qdisc we set: None, ("loss", x), ("bottleneck",)
+        # the congestion control mroce's devices were created with (cc_algo
+        # at their creation; the bottleneck scenario re-creates them)
+        self.cc_boot = {"client": self.read_cc(self.cli)}
+        if a.mode == "pair":
+            self.cc_boot["server"] = self.read_cc(self.srv)
+        self.cc_now = dict(self.cc_boot)
 
     def event(self, rid, phase):
         """An empty file in /results/ev: the host monitor samples host CPU."""
@@ -603,7 +1040,8 @@ class Driver:
             pass
 
     def set_loss(self, loss):
-        if loss == self.loss:
+        state = None if loss is None else ("loss", loss)
+        if state == self.qstate:
             return
         end, dev = self.netem
         if loss is None:
@@ -613,7 +1051,89 @@ class Driver:
                                "limit", "10000", "loss", f"{loss:g}%"])
             if rc != 0:
                 raise SystemExit(f"bench: netem failed: {out}")
-        self.loss = loss
+        self.qstate = state
+
+    # ------------------------------------------------------- congestion
+    def read_cc(self, end):
+        rc, out = end.run(["cat", "/sys/module/mroce/parameters/cc_algo"])
+        return out.strip() if rc == 0 else None
+
+    def set_cc(self, cc):
+        """Write mroce's cc_algo on both guests and re-create mroce0 there
+        (a device takes the algorithm named at its creation).  CC: one name,
+        or {"client": name, "server": name}.  Returns what the kernel logged
+        for each new device ("added on eth0 (transport udp, cc NAME)")."""
+        want = cc if isinstance(cc, dict) else {"client": cc, "server": cc}
+        got = {}
+        for name, end in (("client", self.cli), ("server", self.srv)):
+            script = (f"echo {want[name]} >/sys/module/mroce/parameters/cc_algo && "
+                      "rdma link delete mroce0 && "
+                      "rdma link add mroce0 type mroce netdev eth0 && "
+                      "dmesg | grep 'mroce0: added on' | tail -n 1")
+            rc, out = end.run(["sh", "-c", script], timeout=60)
+            m = re.search(r"mroce0: added on \S+ \(.*\bcc ([^)\s]+)\)", out)
+            got[name] = m.group(1) if m else None
+            self.cc_now[name] = got[name]
+            if rc != 0 or got[name] != want[name]:
+                raise RuntimeError(f"{name}: mroce0 with cc {want[name]}: rc {rc}: {out[-500:]}")
+        self.cli_gid["mroce0"] = self.cli.gid("mroce0", self.a.gid_prefix)
+        self.srv_gid["mroce0"] = self.srv.gid("mroce0", self.a.gid_prefix)
+        return got
+
+    def bottleneck_spec(self):
+        """tc batch for B's egress: RoCE (UDP to rxe's 4791 and mroce's
+        udp_port) through tbf + a marking AQM, everything else (the
+        agent's and perftest's TCP) around it, unshaped."""
+        a = self.a
+        end, dev = self.netem
+        m = re.fullmatch(r"(\d+)([kmg]?)bit", a.bottleneck_rate.lower())
+        if not m:
+            raise SystemExit(f"bench: bad --bottleneck-rate {a.bottleneck_rate} (e.g. 30mbit)")
+        bps = int(m.group(1)) * {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}[m.group(2)]
+        with open(f"/sys/class/net/{dev}/mtu") as f:
+            mtu = int(f.read())
+        try:
+            with open("/sys/module/mroce/parameters/udp_port") as f:
+                mport = int(f.read())
+        except (OSError, ValueError):
+            mport = 4792
+        burst = max(bps * 2 // 8000, 2 * (mtu + 14))    # 2 ms, >= 2 frames (as fabric.sh)
+        mark = a.bottleneck_mark.lower()
+        if re.fullmatch(r"\d+(us|ms)", mark):
+            aqm = f"codel limit {a.bottleneck_limit} ce_threshold {mark} ecn"
+        elif re.fullmatch(r"\d+k?b", mark):
+            n = int(mark[:-2]) * 1000 if mark.endswith("kb") else int(mark[:-1])
+            aqm = (f"red limit {a.bottleneck_limit * (mtu + 14)} min {n} max {2 * n} avpkt 1000 "
+                   f"burst {n * 4 // 3000 + 1} probability 1.0 bandwidth {a.bottleneck_rate} ecn")
+        else:
+            raise SystemExit(f"bench: bad --bottleneck-mark {a.bottleneck_mark} (1ms, 500us, 30kb)")
+        cmds = [f"qdisc replace dev {dev} root handle 1: prio bands 2 priomap" + " 0" * 16,
+                f"qdisc add dev {dev} parent 1:2 handle 2: tbf rate {a.bottleneck_rate} "
+                f"burst {burst} limit {burst + 100000}",
+                f"qdisc add dev {dev} parent 2:1 handle 3: {aqm}"]
+        for port in (4791, mport):
+            cmds.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 "
+                        f"match ip protocol 17 0xff match ip dport {port} 0xffff flowid 1:2")
+        return end, dev, cmds, {"rate_bps": bps, "burst": burst, "mtu": mtu, "aqm": aqm,
+                                "limit": a.bottleneck_limit, "udp_ports": [4791, mport]}
+
+    def set_bottleneck(self, on):
+        end, dev, cmds, info = self.bottleneck_spec()
+        if not on:
+            if self.qstate and self.qstate[0] == "bottleneck":
+                end.run(["tc", "qdisc", "del", "dev", dev, "root"])
+                self.qstate = None
+            return info
+        self.set_loss(None)
+        batch = "/tmp/bench-bottleneck.tc"
+        with open(batch, "w") as f:     # B is this guest: self.netem is local
+            f.write("\n".join(cmds) + "\n")
+        rc, out = end.run(["tc", "-b", batch])
+        self.qstate = ("bottleneck",)
+        if rc != 0:
+            raise RuntimeError(f"tc -b: {out[-500:]}")
+        info["tc"] = cmds
+        return info
 
     def next_port(self, base):
         self.port += 1
@@ -624,8 +1144,12 @@ class Driver:
 
     def run_one(self, p, idx, total):
         a = self.a
+        if p["kind"] == "bottleneck":
+            return self.run_bottleneck(p, idx, total)
         rid = f"{idx:03d}-{run_name(p)}-r{p['rep']}"
         rec = dict(p, id=rid, path=a.mode, ok=False)
+        if p["transport"] == "mroce":
+            rec["mroce_cc"] = dict(self.cc_now)
         self.set_loss(p.get("loss"))
         kind = p["kind"]
         D, f = a.duration, a.margin
@@ -718,11 +1242,154 @@ class Driver:
             rec["server_out"] = sout[-3000:]
         return self.finish(rec, idx, total, t0)
 
+    def run_bottleneck(self, p, idx, total):
+        """FLOWS ib_write_bw clients on B (duration mode, -D D -f 1) to
+        servers on A through the bottleneck on B's egress.  Per-flow
+        progress: the receiving QPs' rq_psn (in-order delivered packets) on
+        A every --bottleneck-interval s; backlog, drops and marks of the
+        bottleneck on B at the same rate (both by netlink, in-process);
+        device counters of both ends around the run; perftest's own BW."""
+        a = self.a
+        rid = f"{idx:03d}-{run_name(p)}-r{p['rep']}"
+        D = int(a.bottleneck_duration)
+        rec = dict(p, id=rid, path=a.mode, ok=False, duration=D)
+        t0 = time.monotonic()
+        n, size = p["flows"], p["size"]
+        env = {"MROCE_CC": None}   # cc_algo of the device decides, nothing else
+        fids = [f"{rid}-f{i}" for i in range(n)]
+        started_srv, started_cli = [], []
+        sampler = None
+        qps_on = False
+        try:
+            if p["transport"] == "mroce":
+                rec["cc_created"] = self.set_cc(p["cc"])
+            sdev, cdev = self.dev[p["transport"]]
+            rec["bottleneck"] = self.set_bottleneck(True)
+            ports = [self.next_port(19000) for _ in range(n)]
+            # -N: no peak search (O(iterations^2) under TCG at the end)
+            common = ["-s", str(size), "-F", "-N", "-D", str(D), "-f", "1"]
+            for fid, port in zip(fids, ports):
+                sargv = ["ib_write_bw", "-d", sdev, "-x", str(self.srv_gid[sdev]),
+                         "-p", str(port)] + common
+                ok, err = self.srv.start(fid, sargv, ("tcp", port), timeout=30, env=env)
+                started_srv.append(fid)
+                if not ok:
+                    raise RuntimeError(f"server {fid} did not start: {err[-300:]}")
+            rec["server_argv"] = sargv
+            c0 = (self.cli.counters(cdev), self.srv.counters(sdev))
+            qs = QdiscStats(self.netem[1])
+            q0 = qs.read()
+            sampler = QdiscSampler(QdiscStats(self.netem[1]), a.bottleneck_interval)
+            sampler.start()
+            self.srv.qps_start(sdev, a.bottleneck_interval)
+            qps_on = True
+            self.event(rid, "start")
+            procs = []
+            for fid, port in zip(fids, ports):
+                cargv = ["ib_write_bw", "-d", cdev, "-x", str(self.cli_gid[cdev]),
+                         "-p", str(port)] + common + [self.addr]
+                self.cli.start(fid, cargv, env=env)
+                started_cli.append(fid)
+                procs.append(self.cli.proc(fid))
+            rec["client_argv"] = cargv
+            th = [pr.wait_line(r"#bytes", 60) for pr in procs]
+            if None in th:
+                raise RuntimeError(f"flows {[i for i, t in enumerate(th) if t is None]} "
+                                   "printed no header in 60 s")
+            t_all = max(th)
+            # all flows run from t_all until the first one's -D is over
+            t_w1 = min(th) + D - 0.5
+            w0 = self.snap()
+            self.event(rid, "w0")
+            time.sleep(max(0, t_w1 - time.monotonic()))
+            w1 = self.snap()
+            self.event(rid, "w1")
+            if p["transport"] == "mroce":      # the QPs' cc state, flows still running
+                rc, out = self.cli.run(["rdma", "resource", "show", "qp", "-dd"])
+                rec["qp_state"] = {k: [int(x) for x in re.findall(rf"\bdrv_{k} (\d+)", out)]
+                                   for k in ("cwnd_pkts", "rate_mbps", "srtt_us",
+                                             "min_rtt_us", "outstanding_pkts")}
+                rec["qp_state_raw"] = out[-12000:]
+            # the end of each flow: its result line (or its exit, when it failed);
+            # the snapshots then, not after the teardown (rxe's takes ~25 s
+            # with a full queue)
+            t_res = [pr.wait_line(rf"^\s*{size}\s+\d+\s", max(5, th[i] + D + 30 - time.monotonic()))
+                     for i, pr in enumerate(procs)]
+            sampler.stop()
+            q1 = qs.read()
+            qs.close()
+            c1 = (self.cli.counters(cdev), self.srv.counters(sdev))
+            samples, err = self.srv.qps_stop()
+            qps_on = False
+            flows = []
+            for i, (fid, pr) in enumerate(zip(fids, procs)):
+                t_w = time.monotonic()
+                crc, cout = self.cli.wait(fid, 15)
+                flows.append(dict(flow_ids(cout), port=ports[i], t_header=th[i] - t_all,
+                                  t_result=t_res[i] - t_all if t_res[i] else None,
+                                  teardown=time.monotonic() - t_w,
+                                  client_rc=crc, perftest=parse_bw(cout, size)))
+                if crc != 0:
+                    flows[-1]["client_out"] = cout[-3000:]
+            started_cli = []
+            for i, fid in enumerate(fids):
+                src, sout = self.srv.wait(fid, 10)
+                flows[i]["server_rc"] = src
+                if src != 0:
+                    flows[i]["server_out"] = sout[-2000:]
+            started_srv = []
+            for f in flows:             # progress of each flow at the receiver
+                f["progress"] = flow_progress(samples, f, t_all)
+            order = sorted(range(n), key=lambda i: th[i])
+            rec["flow_runs"] = [flows[i] for i in order]
+            rec["window"] = [0.0, t_w1 - t_all]
+            rec["qps_error"] = err
+            rec["counters"] = {"client": counter_delta(c0[0], c1[0]),
+                               "server": counter_delta(c0[1], c1[1])}
+            rec["qdisc_before"], rec["qdisc_after"] = q0, q1
+            rec["qdisc_series"] = [[round(t - t_all, 3)] + v for t, v in sampler.points()]
+            rec["cpu"] = {nm: cpu_delta(x, y) for (nm, x), (_, y) in zip(w0, w1)}
+            rec["ok"] = True
+            rec["result"] = bottleneck_analyze(rec)
+        except (RuntimeError, OSError) as e:
+            rec["error"] = str(e)
+        finally:
+            if sampler:
+                sampler.stop()
+            if qps_on:
+                try:
+                    self.srv.qps_stop()
+                except (SystemExit, OSError):
+                    pass
+            for fid in started_cli:
+                try:
+                    self.cli.wait(fid, 0.1)
+                except KeyError:
+                    pass
+            for fid in started_srv:
+                try:
+                    self.srv.wait(fid, 1)
+                except (KeyError, SystemExit):
+                    pass
+            try:
+                self.set_bottleneck(False)
+            except (RuntimeError, OSError):
+                pass
+        self.event(rid, "end")
+        rec["secs"] = time.monotonic() - t0
+        return self.finish(rec, idx, total, t0)
+
     def finish(self, rec, idx, total, t0):
         self.out.write(json.dumps(rec) + "\n")
         self.out.flush()
         if rec["ok"]:
-            if rec["kind"] in ("bw", "iperf"):
+            if rec["kind"] == "bottleneck":
+                r = rec["result"]
+                v = (f"flows {' '.join(f'{x:.2f}' for x in r['goodput'])} Mb/s, "
+                     f"sum {r['aggregate']:.2f}, Jain {r['jain']:.3f}, backlog avg "
+                     f"{fmt(r['backlog_avg'])} max {r['backlog_max']} pkts, drops {r['drops']}, "
+                     f"marks {r['marks']}")
+            elif rec["kind"] in ("bw", "iperf"):
                 v = f"{rec['gbps']:.4f} Gb/s {rec.get('msg_s', 0):.0f} msg/s"
             else:
                 v = f"typical {rec['t_typical']:.2f} us avg {rec['t_avg']:.2f} us"
@@ -759,6 +1426,11 @@ class Driver:
             rec = self.run_one(p, i, len(plan))
             failed += not rec["ok"]
         self.set_loss(None)
+        if self.cc_now != self.cc_boot and all(self.cc_boot.values()):
+            try:                # the devices as they were at boot
+                self.set_cc(self.cc_boot)
+            except RuntimeError as e:
+                log(f"restoring cc_algo {self.cc_boot}: {e}")
         self.stats("after")
         log(f"{self.a.mode}: {len(plan)} runs, {failed} failed, {time.monotonic() - t0:.0f} s")
         if self.a.mode == "pair":
@@ -1044,9 +1716,13 @@ def cmd_report(a):
             add(path, f"write_bw {loss_size} B", "guest CPU total per GB", "CPU-s/GB",
                 {t: v[1] for t, v in cpu.items()}, "tcp", better="lower")
 
-    # order: bw rows by verb/size, then lat, loss, cpu
+    bottleneck_rows(runs.get("pair", []), add, others)
+
+    # order: bw rows by verb/size, then lat, loss, cpu, bottleneck
     def key(r):
         s = r["scenario"]
+        if r.get("table") == "bottleneck":
+            return (["pair", "loop", "single"].index(r["path"]), 4, r["order"], 0, "")
         m = re.match(r"(\w+)_(bw|lat) (\d+)", s)
         pi = ["pair", "loop", "single"].index(r["path"])
         if m and m.group(2) == "bw" and "CPU" not in r["metric"]:
@@ -1073,13 +1749,139 @@ def cmd_report(a):
     def filled_row(r, need):
         return all(r["values"].get(t) for t in need) and r["raw"] and r["values"].get(r["raw"])
     if "pair" in paths:
-        filled = any(r["path"] == "pair" and filled_row(r, ["mroce", "rxe"]) for r in rows)
+        filled = any(r["path"] == "pair" and not r.get("table") and filled_row(r, ["mroce", "rxe"])
+                     for r in rows)
+        if not any(r["path"] == "pair" and not r.get("table") for r in rows):
+            agg = [r for r in rows if r.get("table") == "bottleneck"
+                   and r["metric"] == "goodput aggregate"]
+            filled = bool(agg) and all(v for v in agg[0]["values"].values())
     else:
         filled = any(filled_row(r, ["mroce"]) for r in rows)
     if a.require_filled and not filled:
         print("bench: table not filled (need mroce, rxe and raw values)", file=sys.stderr)
         return 1
     return 0
+
+
+BN_NAME = {"rxe": "rdma_rxe"}
+WC_STATUS = {5: "IBV_WC_WR_FLUSH_ERR", 9: "IBV_WC_REM_INV_REQ_ERR", 10: "IBV_WC_REM_ACCESS_ERR",
+             11: "IBV_WC_REM_OP_ERR", 12: "IBV_WC_RETRY_EXC_ERR", 13: "IBV_WC_RNR_RETRY_EXC_ERR"}
+
+
+def bn_variant(r):
+    return run_name(r)[len("bottleneck-"):]
+
+
+def bn_title(v):
+    return BN_NAME.get(v) or (f"mroce cc={v[6:]}" if v.startswith("mroce-") else v)
+
+
+def bottleneck_rows(runs, add, others):
+    """The bottleneck scenario's rows (table "bottleneck"): one column per
+    variant (mroce-<cc>, rxe), metrics re-derived from the raw records."""
+    bn = [r for r in runs if r.get("kind") == "bottleneck"]
+    if not bn:
+        return
+    variants = []
+    for r in bn:
+        if bn_variant(r) not in variants:
+            variants.append(bn_variant(r))
+    for r in bn:
+        if r.get("ok"):
+            r["result"] = bottleneck_analyze(r)
+    flows = max(r.get("flows", 3) for r in bn)
+    b = next((r["bottleneck"] for r in bn if r.get("bottleneck")), {})
+    size = bn[0].get("size", 65536)
+    scen = f"bottleneck {flows} x write_bw {size // 1024 if size % 1024 == 0 else size}" + \
+        (" KiB" if size % 1024 == 0 else " B")
+    ho = others(bn)
+    order = [0]
+
+    def row(metric, unit, fn, applies=lambda v: True, better="higher", none=None):
+        vals = {}
+        for v in variants:
+            if not applies(v):
+                continue
+            vals[v] = [fn(r) if r.get("ok") else None for r in bn if bn_variant(r) == v]
+        order[0] += 1
+        return add("pair", scen, metric, unit, vals, better=better,
+            extra={"table": "bottleneck", "order": order[0], "host_other": ho, "flows": flows,
+                   "none_label": none, "bottleneck": b, "duration": bn[0].get("duration"),
+                   "not_settled": {v: sum(1 for r in bn if bn_variant(r) == v and r.get("ok")
+                                          and fn(r) is None) for v in vals} if none else None})
+
+    def res(k):
+        return lambda r: r["result"].get(k)
+
+    def cnt(end, *names):
+        return lambda r: sum(r["counters"][end].get(n, 0) for n in names)
+
+    def is_mroce(v):
+        return v.startswith("mroce")
+
+    def is_rxe(v):
+        return v == "rxe"
+
+    for i in range(flows):
+        row(f"goodput flow {i + 1}" + (" (first to start)" if i == 0 else ""), "Mb/s",
+            lambda r, i=i: r["result"]["goodput"][i] if i < len(r["result"]["goodput"]) else None)
+    row("goodput aggregate", "Mb/s", res("aggregate"))
+    row("goodput aggregate, perftest (cross-check)", "Mb/s", res("perftest_aggregate"))
+    row("aggregate / bottleneck rate", "fraction", res("utilisation"))
+    row("bottleneck output (tbf bytes: headers and retransmissions included)", "Mb/s",
+        res("wire_mbps"))
+    row("Jain fairness index (window means)", "", res("jain"))
+    row("short-term fairness: median of the per-second Jain indices", "",
+        res("jain_per_second_median"))
+    row("flow start spread", "s", res("start_spread"), better="lower")
+    row(f"time to stable aggregate ({BN_BIN:g}-s sums within ±{BN_STABLE:.0%} of the window "
+        "mean from then on)", "s", res("settle_aggregate"), better="lower", none="not settled")
+    row(f"time to fair shares ({BN_BIN:g}-s Jain ≥ {BN_FAIR:g} from then on)", "s",
+        res("settle_fair"), better="lower", none="not settled")
+    row("bottleneck backlog average", "packets", res("backlog_avg"), better="lower")
+    row("bottleneck backlog max", "packets", res("backlog_max"), better="lower")
+    row("bottleneck queueing delay average (backlog bytes / rate)", "ms",
+        res("queue_delay_ms"), better="lower")
+    row("bottleneck drops, all", "packets", res("drops"), better="lower")
+    row("bottleneck drops within the window", "packets", res("drops_window"), better="lower")
+    row("bottleneck drops: queue full", "packets", res("drops_overflow"), better="lower")
+    row("bottleneck drops: AQM", "packets", res("drops_aqm"), better="lower")
+    row("bottleneck ECN CE marks", "packets", res("marks"))
+    row("sender retransmitted packets (mroce retx_pkts)", "packets",
+        cnt("client", "retx_pkts"), is_mroce, better="lower")
+    row("sender RTO events (mroce rto_events)", "", cnt("client", "rto_events"), is_mroce,
+        better="lower")
+    row("sender spurious retransmissions (mroce retx_spurious)", "packets",
+        cnt("client", "retx_spurious"), is_mroce, better="lower")
+    row("receiver CE-marked arrivals (mroce rx_ce_pkts)", "packets",
+        cnt("server", "rx_ce_pkts"), is_mroce)
+    row("QP window at the end, median of flows (mroce cwnd_pkts)", "packets",
+        lambda r: statistics.median(r["qp_state"]["cwnd_pkts"])
+        if r.get("qp_state", {}).get("cwnd_pkts") else None, is_mroce)
+    row("QP rate at the end, median of flows (mroce rate_mbps)", "Mb/s",
+        lambda r: statistics.median(r["qp_state"]["rate_mbps"])
+        if r.get("qp_state", {}).get("rate_mbps") else None, is_mroce)
+    row("sender retries: go-back-N restarts (rxe completer_retry_err)", "",
+        cnt("client", "completer_retry_err"), is_rxe, better="lower")
+    row("sender NAKs received (rxe rcvd_seq_err)", "", cnt("client", "rcvd_seq_err"), is_rxe,
+        better="lower")
+    row("sender local xmit refusals, resent (rxe send_err)", "", cnt("client", "send_err"),
+        is_rxe, better="lower")
+    row("receiver out-of-sequence + duplicate packets (rxe)", "packets",
+        cnt("server", "out_of_seq_request", "duplicate_request"), is_rxe, better="lower")
+    last = row("flows that failed before the end", "", res("flows_failed"), better="lower")
+    notes = []
+    for r in bn:
+        if not r.get("ok"):
+            notes.append(f"`{r['id']}`: {r.get('error', 'failed')}")
+            continue
+        for x in r["result"].get("failures", []):
+            st = WC_STATUS.get(x["status"], f"status {x['status']}") if x["status"] is not None \
+                else f"exit {x['rc']}"
+            lp = f"{x['last_progress']:.1f} s" if x["last_progress"] is not None else "its start"
+            notes.append(f"`{r['id']}` flow {x['flow']}: {st}, last progress at {lp}")
+    if notes:
+        last["notes"] = notes
 
 
 def find_row(rows, path, scenario, metric):
@@ -1163,7 +1965,7 @@ def markdown(s):
                  "(receiver side, sender unthrottled); latency: udp_pingpong (busy-polling UDP ping-pong, RTT/2 like perftest)")
         L.append("")
     for path in ("pair", "loop", "single"):
-        pr = [r for r in rows if r["path"] == path]
+        pr = [r for r in rows if r["path"] == path and not r.get("table")]
         if not pr:
             continue
         tr = ["mroce", "rxe", "tcp", "udp"] if path in RXE_PATHS else ["mroce", "tcp", "udp"]
@@ -1188,6 +1990,7 @@ def markdown(s):
             cells.append(fmt(r["host_other"]["median"], 2) if r.get("host_other") else "–")
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
+    L += bottleneck_markdown([r for r in rows if r.get("table") == "bottleneck"])
     L.append("## Targets\n")
     L.append("| target | goal | measured | met |")
     L.append("|---|---|---|---|")
@@ -1196,6 +1999,69 @@ def markdown(s):
         L.append(f"| {t['target']} | {t['goal']} | {fmt(t['value']) if t['value'] is not None else '–'} | {met} |")
     L.append("")
     return "\n".join(L)
+
+
+def bottleneck_markdown(rows):
+    if not rows:
+        return []
+    b = rows[0].get("bottleneck") or {}
+    variants = []
+    for r in rows:
+        for v in r["values"]:
+            if v not in variants:
+                variants.append(v)
+    n, _, size = rows[0]["scenario"].split(" ", 1)[1].split(" ", 2)
+    L = [f"## Bottleneck: {n} concurrent RC flows B → A ({size}) through one "
+         f"rate-limited, ECN-marking queue on B's egress (2 guests)\n"]
+    if b:
+        L.append(f"* bottleneck: `tbf rate {b.get('rate_bps', 0) / 1e6:g}mbit burst {b.get('burst')}` "
+                 f"→ `{b.get('aqm')}`, on B's eth0 (MTU {b.get('mtu')}); only RoCE "
+                 f"(UDP to {' and '.join(str(x) for x in b.get('udp_ports', []))}) goes through it, "
+                 f"the control TCP bypasses it")
+    L.append(f"* each flow: `ib_write_bw -s 65536 -N -D {rows[0].get('duration', '?')} -f 1`, "
+             "the three clients started together on B; window: from the last flow's start to "
+             "0.5 s before the first one's end; goodput: in-order packets at the receiver × MTU "
+             "payload over the window, from the receiving QPs' `rq_psn` (RDMA netlink on A "
+             "every 0.1 s; per-second values interpolated for the settling times); “perftest”: "
+             "the sum of the clients' own BW averages (each over its own `-D` window minus "
+             "1 s margins); backlog: netlink samples of the AQM qdisc in the window; "
+             "drops/marks and device counters: from before the first client's start to the "
+             "last one's end (\"within the window\": only the window); mroce variants: "
+             "`cc_algo` written on both guests and `mroce0` re-created before each run")
+    L.append("")
+    hdr = ["metric"] + [bn_title(v) for v in variants]
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "---|" * len(hdr))
+    for r in rows:
+        cells = [r["metric"] + (f" [{r['unit']}]" if r["unit"] else "")]
+        for v in variants:
+            if v not in r["values"]:
+                cells.append("n/a")
+                continue
+            c = cell(r["values"].get(v))
+            sv = r["values"].get(v)
+            if sv and all(float(sv[k]).is_integer() for k in ("median", "min", "max")) \
+                    and r["unit"] in ("packets", ""):     # counts
+                c = (f"{sv['median']:.0f}" if sv["n"] == 1 or sv["min"] == sv["max"] else
+                     f"{sv['median']:.0f} ({sv['min']:.0f}–{sv['max']:.0f})")
+            ns = (r.get("not_settled") or {}).get(v, 0)
+            fl = r["failed"].get(v, 0) - ns
+            if ns:
+                c = (c + " " if c != "–" else "") + f"({ns} {r['none_label']})"
+            if fl:
+                c += f" ({fl} failed)"
+            cells.append(c)
+        L.append("| " + " | ".join(cells) + " |")
+    notes = [n for r in rows for n in r.get("notes", [])]
+    if notes:
+        L.append("\nFlows that ended with an error (time since the last flow's start):\n")
+        L += [f"* {n}" for n in notes]
+    ho = rows[0].get("host_other")
+    if ho:
+        L.append(f"\nhost other (CPU cores busy outside this run's qemus, median over the runs): "
+                 f"{fmt(ho['median'], 2)}")
+    L.append("")
+    return L
 
 
 def charts(out, runs, rows, loss_size):
@@ -1281,6 +2147,42 @@ def charts(out, runs, rows, loss_size):
             "set grid",
             "plot " + ", ".join(plots) + ", 0.9 with lines dashtype 2 lc rgb 'gray' title '90 % target'"])
         files.append((png, script))
+    # bottleneck: per-flow goodput and the backlog over time, first run of each variant
+    bn, seen = [], set()
+    for r in runs.get("pair", []):
+        if r.get("kind") == "bottleneck" and r.get("ok") and bn_variant(r) not in seen:
+            seen.add(bn_variant(r))
+            bn.append(r)
+    if bn:
+        png = f"{dd}/bottleneck-pair.png"
+        rate = (bn[0].get("bottleneck") or {}).get("rate_bps", 0) / 1e6
+        lines = [term.replace("900,560", f"900,{300 * len(bn)}"), f"set output '{png}'",
+                 f"set multiplot layout {len(bn)},1", "set grid", "set key outside right top",
+                 "set xlabel 'seconds since the last flow started'", "set ylabel 'Mb/s'",
+                 "set y2label 'backlog [packets]'", "set ytics nomirror", "set y2tics",
+                 f"set yrange [0:{rate * 1.1 if rate else '*'}]",
+                 f"set y2range [0:{(bn[0].get('bottleneck') or {}).get('limit', 100) * 1.1:g}]"]
+        for j, r in enumerate(bn):
+            plots = []
+            for i, f in enumerate(r["flow_runs"]):
+                fn = f"{dd}/bottleneck-{j}-flow{i}.dat"
+                c = [(t, pk * f.get("mtu", 1024)) for t, pk in f.get("progress", [])]
+                with open(fn, "w") as fh:      # goodput over the last second, every 0.5 s
+                    t = c[0][0] + 1 if c else 0
+                    while c and t <= c[-1][0]:
+                        fh.write(f"{t:.2f} {(curve_at(c, t) - curve_at(c, t - 1)) * 8 / 1e6:.4f}\n")
+                        t += 0.5
+                plots.append(f"'{fn}' using 1:2 with lines lw 2 title 'flow {i + 1}'")
+            fn = f"{dd}/bottleneck-{j}-queue.dat"
+            with open(fn, "w") as fh:
+                for x in r.get("qdisc_series", []):
+                    fh.write(f"{x[0]} {x[1]}\n")
+            plots.append(f"'{fn}' using 1:2 axes x1y2 with lines lc rgb 'gray' title 'backlog'")
+            lines += [f"set title '{bn_title(bn_variant(r))} (run {r['id']})'",
+                      f"set xrange [{min(f['t_header'] for f in r['flow_runs']) - 1}:{r['window'][1] + 2}]",
+                      "plot " + ", ".join(plots)]
+        lines.append("unset multiplot")
+        files.append((png, "\n".join(lines)))
     for png, script in files:
         gp = png[:-4] + ".gp"
         with open(gp, "w") as f:
@@ -1337,6 +2239,22 @@ def main():
     d.add_argument("--nice", type=int, default=0,
                    help="nice value of the test processes (agent's too)")
     d.add_argument("--pingpong", required=True)
+    d.add_argument("--bottleneck-repeat", type=int, default=1,
+                   help="repetitions of the bottleneck scenario (pair only; 0: none)")
+    d.add_argument("--bottleneck-rate", default="30mbit", help="tbf rate (tc syntax)")
+    d.add_argument("--bottleneck-mark", default="1ms",
+                   help="a delay: codel ce_threshold; a size (30kb): red ecn min")
+    d.add_argument("--bottleneck-limit", type=int, default=100,
+                   help="queue limit in packets (red: x (MTU+14) bytes)")
+    d.add_argument("--bottleneck-duration", type=float, default=20,
+                   help="seconds measured once every flow runs")
+    d.add_argument("--bottleneck-flows", type=int, default=3)
+    d.add_argument("--bottleneck-size", type=int, default=65536)
+    d.add_argument("--bottleneck-cc", default="metaroce,none",
+                   type=lambda s: [x for x in s.split(",") if x],
+                   help="mroce cc_algo variants")
+    d.add_argument("--bottleneck-interval", type=float, default=0.1,
+                   help="seconds between backlog samples")
     d.add_argument("--connect-timeout", type=float, default=180)
     h = sub.add_parser("hostmon")
     h.add_argument("--out", required=True)

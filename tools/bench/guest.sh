@@ -43,6 +43,7 @@ record_env() {	# what the guest looked like, for the report
 		echo "kernel: $(uname -r)"
 		echo "cpus: $(nproc)"
 		echo "mroce srcversion: $(cat /sys/module/mroce/srcversion 2>/dev/null)"
+		echo "mroce cc_algo (devices created now): $(cat /sys/module/mroce/parameters/cc_algo 2>/dev/null)"
 		echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 		rdma link show
 		for d in "$@"; do

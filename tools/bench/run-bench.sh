@@ -42,11 +42,18 @@
 # host CPU used by processes other than this run's qemus is recorded (host
 # /proc/stat minus the qemus' utime+stime, sampled on events the driver
 # writes to the results share).
+# Congestion (pair only, "bottleneck-*" runs): 3 concurrent ib_write_bw 64 KiB
+# flows B -> A through one rate-limited, ECN-marking queue on B's egress (tbf
+# 30mbit, codel ce_threshold 1ms ecn, limit 100 packets), for mroce with
+# cc_algo=metaroce, mroce with cc_algo=none (param written, mroce0 re-created
+# on both guests) and rxe: per-flow goodput, Jain index, settling times,
+# backlog, drops, marks, retransmission counters.
 #
 # Options:
 #   --smoke            CI smoke test (< 2 min): pair path only, write_bw 64 KiB
-#                      for mroce, rxe, TCP and UDP, one repetition; exits 0
-#                      only if the table has mroce, rxe and raw values
+#                      for mroce, rxe, TCP and UDP, one repetition (no
+#                      bottleneck); exits 0 only if the table has mroce, rxe
+#                      and raw values
 #   --repeat N         repetitions per scenario (default 3)
 #   --loss-repeat N    repetitions of the loss sweep (default 1)
 #   --duration S       perftest -D (default 3: a 1 s measured window); iperf3
@@ -61,7 +68,17 @@
 #   --lat-verbs LIST   latency verbs (default write,send; "" for none)
 #   --loss LIST        loss rates in % (default 0.1,1,5,10; "" for none)
 #   --paths LIST       pair,loop,single (default all three)
-#   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536')
+#   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536',
+#                      'bottleneck' for the congestion scenario alone)
+#   --bottleneck-repeat N  repetitions of the congestion scenario (default 1;
+#                      0: skip it)
+#   --bottleneck-duration S  its measured window, from the last flow's start
+#                      (default 20)
+#   --bottleneck-rate RATE   tbf rate (default 30mbit)
+#   --bottleneck-mark THR    a delay (1ms, 500us): codel ce_threshold THR ecn;
+#                      a size (30kb): red ecn from THR to 2*THR (default 1ms)
+#   --bottleneck-limit N     queue limit in packets (default 100)
+#   --bottleneck-cc LIST     mroce cc_algo variants (default metaroce,none)
 #   --out DIR          results folder (default build/bench/<timestamp>)
 #   --timeout SEC      per-guest timeout (default 1500)
 #   --nice N           run every test process at nice N (default 0); e.g. 19
@@ -83,7 +100,8 @@
 # build/bench/latest points at the newest folder.
 #
 # Exit status: 0 when the table is filled (pair: mroce, rxe and a raw value
-# in one row; single only: mroce and raw), 1 otherwise, 2 on bad usage.
+# in one row, or, when only the bottleneck ran, goodput for each of its
+# variants; single only: mroce and raw), 1 otherwise, 2 on bad usage.
 set -euo pipefail
 
 ME=run-bench
@@ -100,6 +118,7 @@ SMOKE=0 REPEAT=3 LOSS_REPEAT=1 DURATION=3 MARGIN=1 LAT_ITERS=500 NICE=0
 LOSS_DURATION=4 SINGLE_VERBS=write
 SIZES=64,4k,64k VERBS=write,send,read LAT_VERBS=write,send LOSS=0.1,1,5,10
 PATHS=pair,loop,single ONLY='' OUT='' TIMEOUT=1500 CHARTS=1
+BN_REPEAT=1 BN_DURATION=20 BN_RATE=30mbit BN_MARK=1ms BN_LIMIT=100 BN_CC=metaroce,none
 
 # shellcheck disable=SC2086  # BENCH_ARGS is a word list on purpose
 set -- ${BENCH_ARGS:-} "$@"
@@ -123,6 +142,12 @@ while [ $# -gt 0 ]; do
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
 	--nice) need "$@"; NICE=$2; shift 2 ;;
+	--bottleneck-repeat) need "$@"; BN_REPEAT=$2; shift 2 ;;
+	--bottleneck-duration) need "$@"; BN_DURATION=$2; shift 2 ;;
+	--bottleneck-rate) need "$@"; BN_RATE=$2; shift 2 ;;
+	--bottleneck-mark) need "$@"; BN_MARK=$2; shift 2 ;;
+	--bottleneck-limit) need "$@"; BN_LIMIT=$2; shift 2 ;;
+	--bottleneck-cc) need "$@"; BN_CC=$2; shift 2 ;;
 	--no-charts) CHARTS=0; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
@@ -130,12 +155,18 @@ while [ $# -gt 0 ]; do
 done
 if [ "$SMOKE" = 1 ]; then
 	REPEAT=1 LOSS_REPEAT=1 DURATION=3 MARGIN=1 SIZES=64k VERBS=write LAT_VERBS=''
-	LOSS='' PATHS=pair TIMEOUT=240
+	LOSS='' PATHS=pair TIMEOUT=240 BN_REPEAT=0
 fi
 for v in REPEAT LOSS_REPEAT DURATION LOSS_DURATION LAT_ITERS TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v,,} wants a positive number"
 done
 [[ $NICE =~ ^-?[0-9]+$ ]] || die "--nice wants a number"
+[[ $BN_REPEAT =~ ^[0-9]+$ ]] || die "--bottleneck-repeat wants a number (0: none)"
+[[ $BN_DURATION =~ ^[1-9][0-9]*$ && $BN_LIMIT =~ ^[1-9][0-9]*$ ]] ||
+	die "--bottleneck-duration and --bottleneck-limit want positive numbers"
+[[ ${BN_RATE,,} =~ ^[1-9][0-9]*[kmg]?bit$ ]] || die "--bottleneck-rate wants a tc rate (30mbit)"
+[[ ${BN_MARK,,} =~ ^[0-9]+(us|ms|b|kb)$ ]] || die "--bottleneck-mark wants 1ms, 500us or 30kb"
+[[ $BN_CC =~ ^[a-z0-9_]+(,[a-z0-9_]+)*$ ]] || die "--bottleneck-cc wants a list like metaroce,none"
 if ! [[ $MARGIN =~ ^[0-9]+$ ]] || [ $((DURATION - 2 * MARGIN)) -lt 1 ]; then
 	die "--duration must exceed 2 * --margin"
 fi
@@ -174,7 +205,7 @@ qemuv=$(qemu-system-x86_64 --version | head -n 1)
 kosha=$(sha256sum <"$OUT/bin/mroce.ko" | cut -d' ' -f1)
 srcv=$(modinfo -F srcversion "$OUT/bin/mroce.ko" 2>/dev/null || true)
 COMMIT=$commit MODCOMMIT=$modcommit DIRTY=$dirty KVER=$kver META=$OUT/meta.json QEMUV=$qemuv KOSHA=$kosha SRCV=$srcv \
-PARAMS="$REPEAT $LOSS_REPEAT $DURATION $MARGIN $LAT_ITERS $SIZES $VERBS ${LAT_VERBS:-none} ${LOSS:-none} $PATHS $SMOKE $NICE $LOSS_DURATION ${SINGLE_VERBS:-none}" \
+PARAMS="$REPEAT $LOSS_REPEAT $DURATION $MARGIN $LAT_ITERS $SIZES $VERBS ${LAT_VERBS:-none} ${LOSS:-none} $PATHS $SMOKE $NICE $LOSS_DURATION ${SINGLE_VERBS:-none} $BN_REPEAT $BN_DURATION $BN_RATE $BN_MARK $BN_LIMIT $BN_CC" \
 "$PY" - <<'EOF'
 import json, os, time
 e = os.environ
@@ -192,7 +223,10 @@ meta = {
                "lat_verbs": p[7], "loss": p[8], "paths": p[9], "smoke": p[10] == "1",
                "nice": int(p[11]), "loss_duration": int(p[12]),
                "single_verbs": "" if p[13] == "none" else p[13],
-               "loss_size": 65536, "udp_max": 1472},
+               "loss_size": 65536, "udp_max": 1472,
+               "bottleneck": {"repeat": int(p[14]), "duration": int(p[15]), "rate": p[16],
+                              "mark": p[17], "limit": int(p[18]), "cc": p[19],
+                              "flows": 3, "size": 65536}},
 }
 json.dump(meta, open(e["META"], "w"), indent=1)
 EOF
@@ -201,7 +235,10 @@ say "results in $OUT (module commit $commit${dirty:+, uncommitted: $dirty})"
 
 DRIVE=(--repeat "$REPEAT" --loss-repeat "$LOSS_REPEAT" --duration "$DURATION"
 	--margin "$MARGIN" --lat-iters "$LAT_ITERS" --sizes "$SIZES" --verbs "$VERBS"
-	--lat-verbs "$LAT_VERBS" --loss "$LOSS" --nice "$NICE" --loss-duration "$LOSS_DURATION")
+	--lat-verbs "$LAT_VERBS" --loss "$LOSS" --nice "$NICE" --loss-duration "$LOSS_DURATION"
+	--bottleneck-repeat "$BN_REPEAT" --bottleneck-duration "$BN_DURATION"
+	--bottleneck-rate "$BN_RATE" --bottleneck-mark "$BN_MARK" --bottleneck-limit "$BN_LIMIT"
+	--bottleneck-cc "$BN_CC")
 [ -n "$ONLY" ] && DRIVE+=(--only "$ONLY")
 
 # ------------------------------------------------------------- host monitor
