@@ -626,10 +626,12 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 prod;
 	int i;
 
-	/* User QPs: the RQ doorbell, rung only in ERR (MROCE_RING_F_NEED_KICK) */
+	/*
+	 * User QPs: the RQ doorbell, rung only in ERR (MROCE_RING_F_NEED_KICK);
+	 * mroce_rq_flush() looks at the state under the RQ lock.
+	 */
 	if (qp->is_user) {
-		if (qp->state == IB_QPS_ERR)
-			mroce_rq_flush(qp);
+		mroce_rq_flush(qp);
 		return 0;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);

@@ -1416,6 +1416,17 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	u32 prod;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
+	/*
+	 * Ask for the doorbell before reading prod, as mroce_sq_poll() does:
+	 * a WQE published from now on is either seen below or announced by
+	 * a doorbell, which flushes it (mroce_req_do()).  The flag stays
+	 * set: the requester does not run in ERR.
+	 */
+	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
+	/* flag store before the prod load; the producer orders them the
+	 * other way round
+	 */
+	smp_mb();
 	mroce_loss_timers_stop(qp);
 	qp->sq.rnr_wait = false;
 	/* fetched WQEs */
@@ -1449,8 +1460,6 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	qp->sq.rd_atomic = 0;
 	/* the slots are free for the producer after their CQEs */
 	smp_store_release(&hdr->cons, qp->sq.tail);
-	/* later posts ring the doorbell, and get flushed too */
-	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 

@@ -624,13 +624,30 @@ out:
 	spin_unlock(&qp->rq.lock);
 }
 
-/* The QP is in ERR: every posted receive WQE completes flushed. */
+/*
+ * The QP is in ERR: every posted receive WQE completes flushed.  Also the
+ * RQ doorbell of user QPs, which does nothing unless the QP is in ERR.
+ */
 void mroce_rq_flush(struct mroce_qp *qp)
 {
 	unsigned long flags;
 	u32 prod;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	/*
+	 * The state under rq.lock: a doorbell that does not find ERR here
+	 * ran before the flush that follows the move to ERR, and that flush
+	 * sees its receives.
+	 */
+	if (qp->state != IB_QPS_ERR)
+		goto out;
+	/*
+	 * Ask for the doorbell before reading prod: a receive published from
+	 * now on is either seen below or announced by a doorbell, which
+	 * flushes it.  The producer publishes prod, then reads the flag.
+	 */
+	WRITE_ONCE(qp->rq.ring.hdr->flags, MROCE_RING_F_NEED_KICK);
+	smp_mb();	/* flag store before the prod load */
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	if (prod - qp->rq.rq_done > qp->rq.ring.num_slots)
@@ -650,8 +667,7 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	}
 	/* the slots are free for the producer after their CQEs */
 	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
-	/* later receives must be flushed too: ask for the RQ doorbell */
-	WRITE_ONCE(qp->rq.ring.hdr->flags, MROCE_RING_F_NEED_KICK);
+out:
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 
