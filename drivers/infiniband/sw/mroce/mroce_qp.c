@@ -489,7 +489,9 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /*
  * The QP failed (or was moved to ERR): every outstanding and posted WQE
- * completes with IB_WC_WR_FLUSH_ERR.  Any context.
+ * completes with IB_WC_WR_FLUSH_ERR, after the one whose error failed the
+ * QP, if any: the flushes post that error completion, once the state reads
+ * ERR.  Any context.
  */
 void mroce_qp_error(struct mroce_qp *qp)
 {

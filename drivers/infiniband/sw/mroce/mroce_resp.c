@@ -312,15 +312,13 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 				  s->opcode == MROCE_OP_ATOMIC_FETCH_ADD))
 			nak = mroce_resp_atomic(qp, s, psn);
 		if (nak) {
-			/* all before @psn arrived and completed: report it */
+			/*
+			 * All before @psn arrived and completed: report it.
+			 * The receive the message takes fails in
+			 * mroce_rq_flush(), once the QP reads ERR.
+			 */
 			qp->rq.fatal_nak = nak;
 			mroce_resp_ack(qp, trig, nak, psn, 0);
-			if (s->opcode == MROCE_OP_SEND ||
-			    s->opcode == MROCE_OP_SEND_IMM ||
-			    s->opcode == MROCE_OP_WRITE_IMM)
-				mroce_rq_complete(qp, s, nak == MROCE_NAK_INV_REQ ?
-						  IB_WC_LOC_LEN_ERR :
-						  IB_WC_LOC_PROT_ERR);
 			return true;
 		}
 		if ((s->flags & MROCE_F_LAST) &&
@@ -625,11 +623,13 @@ out:
 }
 
 /*
- * The QP is in ERR: every posted receive WQE completes flushed.  Also the
- * RQ doorbell of user QPs, which does nothing unless the QP is in ERR.
+ * The QP is in ERR: every posted receive WQE completes flushed, after the
+ * one a fatal error failed.  Also the RQ doorbell of user QPs, which does
+ * nothing unless the QP is in ERR.
  */
 void mroce_rq_flush(struct mroce_qp *qp)
 {
+	struct mroce_rslot *s;
 	unsigned long flags;
 	u32 prod;
 
@@ -648,6 +648,17 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	 */
 	WRITE_ONCE(qp->rq.ring.hdr->flags, MROCE_RING_F_NEED_KICK);
 	smp_mb();	/* flag store before the prod load */
+	/*
+	 * A fatal error at ePSN (mroce_resp_advance()) fails the receive its
+	 * SEND or WRITE_WITH_IMM takes, ahead of the flushed ones; once.
+	 */
+	s = &qp->rq.slot[qp->rq.epsn % MROCE_WINDOW];
+	if (qp->rq.fatal_nak &&
+	    test_and_clear_bit(qp->rq.epsn % MROCE_WINDOW, qp->rq.seen) &&
+	    (s->opcode == MROCE_OP_SEND || s->opcode == MROCE_OP_SEND_IMM ||
+	     s->opcode == MROCE_OP_WRITE_IMM))
+		mroce_rq_complete(qp, s, qp->rq.fatal_nak == MROCE_NAK_INV_REQ ?
+				  IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	if (prod - qp->rq.rq_done > qp->rq.ring.num_slots)
