@@ -15,10 +15,12 @@
 #   retry     the client streams 64 KiB RDMA_WRITEs (16 outstanding); the
 #             server's netdev (veth1) goes down: the oldest WRITE
 #             completes IBV_WC_RETRY_EXC_ERR, the rest is flushed, the QP
-#             is in ERR.  Not earlier than the budget T x (retry_cnt + 1)
-#             (T = 4.096 us x 2^timeout) after the last progress, not
-#             later than budget + RTO_max (200 ms) + 1 s of slack after
-#             the last completion; timeout 17 with retry_cnt 1 and 3
+#             is in ERR (ibv_query_qp says so as soon as the error
+#             completion is polled).  Not earlier than the budget
+#             T x (retry_cnt + 1) (T = 4.096 us x 2^timeout) after the
+#             last progress, not later than budget + RTO_max (200 ms) +
+#             1 s of slack after the last completion; timeout 17 with
+#             retry_cnt 1 and 3
 #             (budgets 1074 and 2147 ms)
 #   idle      the same for a QP that was idle for longer than its budget
 #             and then posts one WRITE into the dead link: the budget runs

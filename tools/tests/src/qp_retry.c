@@ -17,7 +17,8 @@
  *             down.  The oldest outstanding WR must complete
  *             IBV_WC_RETRY_EXC_ERR, every later one (and one posted
  *             afterwards, and the posted receive) IBV_WC_WR_FLUSH_ERR,
- *             the QP must be in ERR.  When: with T = 4.096 us x 2^timeout
+ *             the QP must be in ERR, already when the RETRY_EXC_ERR
+ *             completion is polled.  When: with T = 4.096 us x 2^timeout
  *             and budget = T x (retry_cnt + 1), not earlier than budget -
  *             --tol-ms after the driver's last progress, and not later
  *             than budget + --rto-max-ms + --slack-ms after the last
@@ -875,8 +876,9 @@ static double t_ms(int timeout)
 
 /*
  * After the first error completion @first: it must be RETRY_EXC_ERR for
- * the oldest outstanding WRITE, every later one flushed, the QP in ERR,
- * a WRITE posted now flushed too, and the receive.
+ * the oldest outstanding WRITE, every later one flushed, the QP in ERR
+ * (already when @first was polled), a WRITE posted now flushed too, and
+ * the receive.
  */
 static void check_failed(struct ctx *c, struct stream *s,
 			 const struct ibv_wc *first)
@@ -909,21 +911,10 @@ static void check_failed(struct ctx *c, struct stream *s,
 		else
 			flushed++;
 	}
-	/*
-	 * mroce posts the error completion before it moves the QP to ERR
-	 * (mroce_req_rto: mroce_sq_complete, unlock, mroce_qp_error): right
-	 * after the completion the QP may still say RTS.  Reported, not
-	 * failed here; the state must be ERR once the flush is done.
-	 */
+	/* asked as soon as the error completion was polled */
 	if (st0 != IBV_QPS_ERR)
-		say("note: QP in %s when its RETRY_EXC_ERR completion was polled (driver: error completion before the move to ERR)",
+		bad("QP in %s when its RETRY_EXC_ERR completion was polled, expected ERR",
 		    qps_name(st0));
-	/*
-	 * Let the driver finish: a WR posted while the kernel is still in
-	 * mroce_sq_flush() can be lost (it reads the SQ producer index
-	 * before it sets NEED_KICK), a driver race this test is not about.
-	 */
-	msleep(100);
 	st = qp_state(c);
 	if (st != IBV_QPS_ERR)
 		bad("QP in %s after RETRY_EXC_ERR, expected ERR", qps_name(st));

@@ -530,7 +530,9 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /*
  * The QP failed (or was moved to ERR): every outstanding and posted WQE
- * completes with IB_WC_WR_FLUSH_ERR.  Any context.
+ * completes with IB_WC_WR_FLUSH_ERR, after the one whose error failed the
+ * QP, if any: the flushes post that error completion, once the state reads
+ * ERR.  Any context.
  */
 void mroce_qp_error(struct mroce_qp *qp)
 {
@@ -667,10 +669,12 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 prod;
 	int i;
 
-	/* User QPs: the RQ doorbell, rung only in ERR (MROCE_RING_F_NEED_KICK) */
+	/*
+	 * User QPs: the RQ doorbell, rung only in ERR (MROCE_RING_F_NEED_KICK);
+	 * mroce_rq_flush() looks at the state under the RQ lock.
+	 */
 	if (qp->is_user) {
-		if (qp->state == IB_QPS_ERR)
-			mroce_rq_flush(qp);
+		mroce_rq_flush(qp);
 		return 0;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);

@@ -527,21 +527,23 @@ static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
 }
 
 /*
- * Complete, in posting order, every WQE that is done.  Returns true if a
- * WQE completed in error: the caller moves the QP to ERR (outside the
- * lock).
+ * Complete, in posting order, every WQE that is done.  Returns true when
+ * it reaches a WQE that failed: that one stays at the tail, the caller
+ * moves the QP to ERR (outside the lock: state_lock nests outside sq.lock)
+ * and mroce_sq_flush() completes it with its status, ahead of the flushed
+ * ones.  So the consumer never sees the error completion while the QP
+ * still reads RTS.
  */
 static bool mroce_sq_complete(struct mroce_qp *qp)
 {
-	bool failed = false;
-
 	while (qp->sq.tail != qp->sq.cur) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
 		u8 op = sw->wqe.opcode;
 
-		if (sw->status == IB_WC_SUCCESS &&
-		    qp->ibqp.qp_type == IB_QPT_RC) {
+		if (sw->status != IB_WC_SUCCESS)
+			return true;
+		if (qp->ibqp.qp_type == IB_QPT_RC) {
 			if (op == IB_UVERBS_WR_RDMA_READ) {
 				if (sw->read_got < sw->read_segs)
 					break;
@@ -563,17 +565,12 @@ static bool mroce_sq_complete(struct mroce_qp *qp)
 		 * posts as soon as it polls must find room (sw is our copy).
 		 */
 		smp_store_release(&qp->sq.ring.hdr->cons, qp->sq.tail);
-		if (sw->status != IB_WC_SUCCESS || qp->sq_sig_all ||
-		    (sw->wqe.flags & MROCE_WQE_SIGNALED))
-			mroce_sq_post_cqe(qp, sw, sw->status);
-		if (sw->status != IB_WC_SUCCESS) {
-			failed = true;
-			break;
-		}
+		if (qp->sq_sig_all || (sw->wqe.flags & MROCE_WQE_SIGNALED))
+			mroce_sq_post_cqe(qp, sw, IB_WC_SUCCESS);
 	}
 	if (qp->sq.tail == qp->sq.head)
 		mroce_loss_timers_stop(qp);
-	return failed;
+	return false;
 }
 
 /*
@@ -1431,8 +1428,9 @@ out:
 }
 
 /*
- * The QP is in ERR: complete every WQE still in the SQ, in order.  Those
- * that finished keep their status; the rest are flushed.
+ * The QP is in ERR: complete every WQE still in the SQ, in order.  One
+ * that failed (left at the tail by mroce_sq_complete()) keeps its status;
+ * the rest are flushed.
  */
 void mroce_sq_flush(struct mroce_qp *qp)
 {
@@ -1441,6 +1439,17 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	u32 prod;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
+	/*
+	 * Ask for the doorbell before reading prod, as mroce_sq_poll() does:
+	 * a WQE published from now on is either seen below or announced by
+	 * a doorbell, which flushes it (mroce_req_do()).  The flag stays
+	 * set: the requester does not run in ERR.
+	 */
+	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
+	/* flag store before the prod load; the producer orders them the
+	 * other way round
+	 */
+	smp_mb();
 	mroce_loss_timers_stop(qp);
 	qp->sq.rnr_wait = false;
 	/* fetched WQEs */
@@ -1474,8 +1483,6 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	qp->sq.rd_atomic = 0;
 	/* the slots are free for the producer after their CQEs */
 	smp_store_release(&hdr->cons, qp->sq.tail);
-	/* later posts ring the doorbell, and get flushed too */
-	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 

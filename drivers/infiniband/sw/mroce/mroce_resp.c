@@ -312,15 +312,13 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 				  s->opcode == MROCE_OP_ATOMIC_FETCH_ADD))
 			nak = mroce_resp_atomic(qp, s, psn);
 		if (nak) {
-			/* all before @psn arrived and completed: report it */
+			/*
+			 * All before @psn arrived and completed: report it.
+			 * The receive the message takes fails in
+			 * mroce_rq_flush(), once the QP reads ERR.
+			 */
 			qp->rq.fatal_nak = nak;
 			mroce_resp_ack(qp, trig, nak, psn, 0);
-			if (s->opcode == MROCE_OP_SEND ||
-			    s->opcode == MROCE_OP_SEND_IMM ||
-			    s->opcode == MROCE_OP_WRITE_IMM)
-				mroce_rq_complete(qp, s, nak == MROCE_NAK_INV_REQ ?
-						  IB_WC_LOC_LEN_ERR :
-						  IB_WC_LOC_PROT_ERR);
 			return true;
 		}
 		if ((s->flags & MROCE_F_LAST) &&
@@ -624,13 +622,43 @@ out:
 	spin_unlock(&qp->rq.lock);
 }
 
-/* The QP is in ERR: every posted receive WQE completes flushed. */
+/*
+ * The QP is in ERR: every posted receive WQE completes flushed, after the
+ * one a fatal error failed.  Also the RQ doorbell of user QPs, which does
+ * nothing unless the QP is in ERR.
+ */
 void mroce_rq_flush(struct mroce_qp *qp)
 {
+	struct mroce_rslot *s;
 	unsigned long flags;
 	u32 prod;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	/*
+	 * The state under rq.lock: a doorbell that does not find ERR here
+	 * ran before the flush that follows the move to ERR, and that flush
+	 * sees its receives.
+	 */
+	if (qp->state != IB_QPS_ERR)
+		goto out;
+	/*
+	 * Ask for the doorbell before reading prod: a receive published from
+	 * now on is either seen below or announced by a doorbell, which
+	 * flushes it.  The producer publishes prod, then reads the flag.
+	 */
+	WRITE_ONCE(qp->rq.ring.hdr->flags, MROCE_RING_F_NEED_KICK);
+	smp_mb();	/* flag store before the prod load */
+	/*
+	 * A fatal error at ePSN (mroce_resp_advance()) fails the receive its
+	 * SEND or WRITE_WITH_IMM takes, ahead of the flushed ones; once.
+	 */
+	s = &qp->rq.slot[qp->rq.epsn % MROCE_WINDOW];
+	if (qp->rq.fatal_nak &&
+	    test_and_clear_bit(qp->rq.epsn % MROCE_WINDOW, qp->rq.seen) &&
+	    (s->opcode == MROCE_OP_SEND || s->opcode == MROCE_OP_SEND_IMM ||
+	     s->opcode == MROCE_OP_WRITE_IMM))
+		mroce_rq_complete(qp, s, qp->rq.fatal_nak == MROCE_NAK_INV_REQ ?
+				  IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	if (prod - qp->rq.rq_done > qp->rq.ring.num_slots)
@@ -650,8 +678,7 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	}
 	/* the slots are free for the producer after their CQEs */
 	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
-	/* later receives must be flushed too: ask for the RQ doorbell */
-	WRITE_ONCE(qp->rq.ring.hdr->flags, MROCE_RING_F_NEED_KICK);
+out:
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 

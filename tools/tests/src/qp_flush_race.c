@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qp_flush_race - work requests posted while the QP moves to ERR, and the
+ * QP state at a fatal error completion.  Two RC QPs of one device, A -> B.
+ *
+ *   qp_flush_race DEV GID_INDEX [ROUNDS [FATAL_ROUNDS]]
+ *
+ * flush (ROUNDS, default 45): a second thread keeps 3840 WRs posted on A
+ *   and polls their completions, in turn: signaled 16 KiB RDMA_WRITEs to
+ *   a silent B (left in INIT: nothing completes, nothing schedules A's
+ *   requester), receives nothing will consume, WRITEs to a live B.  The
+ *   main thread moves A to ERR with ibv_modify_qp.  While the kernel is
+ *   still flushing, the poster posts 8 more WRs as soon as it has seen a
+ *   few of the flush completions, then nothing.  Every WR must complete
+ *   exactly once and in order: WRITEs IBV_WC_SUCCESS, then
+ *   IBV_WC_WR_FLUSH_ERR from some point on; receives IBV_WC_WR_FLUSH_ERR.
+ *   A WR published after the kernel read the producer index of the ring
+ *   it flushes, but before it asked for the doorbell
+ *   (MROCE_RING_F_NEED_KICK), would never complete.
+ * fatal (FATAL_ROUNDS, default 400): A WRITEs to B with a bad rkey
+ *   (IBV_WC_REM_ACCESS_ERR at A), or SENDs more than B's receive holds
+ *   (IBV_WC_LOC_LEN_ERR at B, IBV_WC_REM_INV_REQ_ERR at A).  A thread on
+ *   CPU 0 posts (the kernel handles the whole exchange in softirq there);
+ *   the main thread, on CPU 1, polls the error completions in a tight
+ *   loop and asks ibv_query_qp at once: the QP must be in ERR already.
+ * Both QPs go RESET -> RTS with new PSNs before every round.  Prints a
+ * result line per part ("flush: ...", "fatal: ..."), "FAIL ..." lines,
+ * and "qp_flush_race: ok" or "qp_flush_race: N failures".  Exit status 0
+ * only if nothing failed, 2 on usage errors.
+ */
+#define _GNU_SOURCE		/* pthread_*affinity_np */
+#include <infiniband/verbs.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SLOTS		4096		/* SQ and RQ of A */
+#define DEPTH		(SLOTS - 256)	/* WRs outstanding before the move */
+#define EXTRA		8		/* posted while the kernel flushes */
+#define WRITE_LEN	16384		/* 16 PSNs: most WRITEs not fetched */
+#define BUF_SIZE	(4 * WRITE_LEN)
+#define MAX_WR		(1 << 20)
+#define WATCHDOG_S	600
+
+static int failures;
+static double t_start;
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&t, NULL);
+}
+
+static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL qp_flush_race: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" [t=%.3f]\n", now() - t_start);
+	fflush(stdout);
+	failures++;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL qp_flush_race: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\nqp_flush_race: giving up\n");
+	fflush(stdout);
+	exit(1);
+}
+
+static void watchdog(int sig)
+{
+	static const char m[] = "FAIL qp_flush_race: watchdog: stuck for too long\n";
+
+	(void)sig;
+	if (write(STDOUT_FILENO, m, sizeof(m) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+struct ctx {
+	struct ibv_context *dev;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gidx;
+	struct ibv_cq *a_scq, *a_rcq, *b_scq, *b_rcq;
+	struct ibv_qp *a, *b;
+	uint32_t a_psn, b_psn;
+	unsigned int seed;
+};
+
+static const char *qps_name(int s)
+{
+	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD",
+					 "SQE", "ERR" };
+
+	return s >= 0 && s < (int)(sizeof(n) / sizeof(n[0])) ? n[s] : "?";
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+		   const char *what)
+{
+	int err = ibv_modify_qp(qp, a, mask);
+
+	if (err)
+		die("ibv_modify_qp QP %u to %s: %s (QP in %s)", qp->qp_num, what,
+		    strerror(err), qps_name(qp_state(qp)));
+}
+
+static uint32_t new_psn(struct ctx *c, uint32_t old)
+{
+	uint32_t p;
+
+	do
+		p = (uint32_t)rand_r(&c->seed) & 0xffffff;
+	while (((p - old) & 0xffffff) < 4096 || ((old - p) & 0xffffff) < 4096);
+	return p;
+}
+
+static void qp_reset_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	modify(qp, &a, IBV_QP_STATE, "RESET");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	       IBV_QP_ACCESS_FLAGS, "INIT");
+}
+
+/* @qp RESET -> INIT -> RTR -> RTS, sending with @sq_psn to @peer */
+static void qp_connect(struct ctx *c, struct ibv_qp *qp, uint32_t sq_psn,
+		       struct ibv_qp *peer, uint32_t rq_psn)
+{
+	struct ibv_qp_attr a = {};
+
+	qp_reset_init(qp);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp_num;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = c->gid;
+	a.ah_attr.grh.sgid_index = (uint8_t)c->gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+	       IBV_QP_MIN_RNR_TIMER, "RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 16;		/* 268 ms x 8: longer than a round */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+	       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+	       "RTS");
+}
+
+static int drain(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (ibv_poll_cq(cq, 1, &wc) > 0)
+		n++;
+	return n;
+}
+
+/*
+ * Both QPs back to RTS with new PSNs, no completion left anywhere.  With
+ * @silent B stays in INIT: it drops A's packets and never answers.
+ */
+static void reconnect(struct ctx *c, const char *round, bool silent)
+{
+	int n;
+
+	c->a_psn = new_psn(c, c->a_psn);
+	c->b_psn = new_psn(c, c->b_psn);
+	qp_connect(c, c->a, c->a_psn, c->b, c->b_psn);
+	if (silent)
+		qp_reset_init(c->b);
+	else
+		qp_connect(c, c->b, c->b_psn, c->a, c->a_psn);
+	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
+	    drain(c->b_rcq);
+	if (n)
+		bad("%s: %d stale completions after the reset", round, n);
+}
+
+static int post_write(struct ctx *c, struct ibv_qp *qp, enum ibv_wr_opcode op,
+		      uint64_t wr_id, uint32_t len, uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf, len, c->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)c->buf + 2 * WRITE_LEN, rkey },
+	}, *bad_wr;
+
+	return ibv_post_send(qp, &wr, &bad_wr);
+}
+
+static int post_recv(struct ctx *c, struct ibv_qp *qp, uint64_t wr_id,
+		     uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf + WRITE_LEN, len, c->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = len ? 1 : 0 }, *bad_wr;
+
+	return ibv_post_recv(qp, &wr, &bad_wr);
+}
+
+/* ---------------------------------------------------------------- flush */
+
+struct poster {
+	struct ctx *c;
+	bool recv;		/* receives on A, else WRITEs from A */
+	int trigger;		/* flush completions to see before EXTRA */
+	atomic_bool moved;	/* ibv_modify_qp to ERR has returned */
+	atomic_bool go;		/* the main thread may move A now */
+	uint64_t posted, completed, ok, flushed, extra;
+	char why[256];		/* the first thing that went wrong */
+};
+
+static void poster_bad(struct poster *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void poster_bad(struct poster *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->why, sizeof(p->why), fmt, ap);
+	va_end(ap);
+}
+
+static bool poster_post(struct poster *p)
+{
+	struct ctx *c = p->c;
+	int err;
+
+	if (p->recv)
+		err = post_recv(c, c->a, p->posted, 0);
+	else
+		err = post_write(c, c->a, IBV_WR_RDMA_WRITE, p->posted,
+				 WRITE_LEN, c->mr->rkey);
+	if (err == ENOMEM)	/* ring full until the kernel frees slots */
+		return false;
+	if (err) {
+		poster_bad(p, "ibv_post_%s of wr_id %llu: %s",
+			   p->recv ? "recv" : "send",
+			   (unsigned long long)p->posted, strerror(err));
+		return false;
+	}
+	p->posted++;
+	return true;
+}
+
+static void *poster_run(void *arg)
+{
+	struct poster *p = arg;
+	struct ibv_cq *cq = p->recv ? p->c->a_rcq : p->c->a_scq;
+	bool extra_done = false;
+	double end = 0;
+	struct ibv_wc wc[16];
+	int n, i;
+
+	for (;;) {
+		/* keep DEPTH outstanding until A fails, then only the EXTRA */
+		if (!p->flushed) {
+			while (p->posted - p->completed < DEPTH && poster_post(p))
+				;
+			if (p->posted >= DEPTH)
+				atomic_store(&p->go, true);
+		} else if (!extra_done && p->flushed >= (uint64_t)p->trigger) {
+			while (p->extra < EXTRA && poster_post(p))
+				p->extra++;
+			extra_done = p->extra == EXTRA || p->why[0];
+		}
+		n = ibv_poll_cq(cq, 16, wc);
+		if (n < 0) {
+			poster_bad(p, "ibv_poll_cq: %d", n);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			bool flush = wc[i].status == IBV_WC_WR_FLUSH_ERR;
+
+			if (wc[i].wr_id != p->completed)
+				poster_bad(p, "completion for wr_id %llu, expected %llu (WRs completed in order, each once): %llu posted",
+					   (unsigned long long)wc[i].wr_id,
+					   (unsigned long long)p->completed,
+					   (unsigned long long)p->posted);
+			if (!flush && (wc[i].status != IBV_WC_SUCCESS ||
+				       p->recv || p->flushed))
+				poster_bad(p, "wr_id %llu completed %s after %llu flushed",
+					   (unsigned long long)wc[i].wr_id,
+					   ibv_wc_status_str(wc[i].status),
+					   (unsigned long long)p->flushed);
+			p->completed++;
+			if (flush)
+				p->flushed++;
+			else
+				p->ok++;
+		}
+		if (atomic_load(&p->moved)) {
+			if (!end)
+				end = now() + 5;
+			/* the move is over: a posted WR must be flushed by now */
+			if (extra_done && p->completed == p->posted)
+				break;
+			if (now() > end) {
+				poster_bad(p, "%llu of %llu WRs never completed (%llu ok, %llu flushed, %llu posted during the flush after %d flush completions)",
+					   (unsigned long long)(p->posted - p->completed),
+					   (unsigned long long)p->posted,
+					   (unsigned long long)p->ok,
+					   (unsigned long long)p->flushed,
+					   (unsigned long long)p->extra,
+					   p->trigger);
+				break;
+			}
+			/* the flush ended without reaching the trigger */
+			if (!extra_done && p->completed == p->posted &&
+			    p->flushed < (uint64_t)p->trigger)
+				extra_done = true;
+		}
+		if (!n)
+			sched_yield();
+		if (p->posted >= MAX_WR - EXTRA - DEPTH) {
+			poster_bad(p, "A did not fail after %llu WRs",
+				   (unsigned long long)p->posted);
+			break;
+		}
+	}
+	return NULL;
+}
+
+enum flush_kind { SQ_SILENT, RQ, SQ_LIVE, NKINDS };
+
+static const char *const kind_name[] = { "SQ, silent peer", "RQ",
+					 "SQ, live peer" };
+
+static void flush_round(struct ctx *c, int round, enum flush_kind kind,
+			uint64_t *lost_rounds, uint64_t *extra_total)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct poster p = { .c = c, .recv = kind == RQ };
+	char what[64];
+	pthread_t t;
+	double end;
+	int err, st;
+
+	snprintf(what, sizeof(what), "flush round %d (%s)", round,
+		 kind_name[kind]);
+	/*
+	 * A silent peer: nothing completes, no ACK schedules the requester
+	 * (it would flush whatever the flush missed), and 17 WRITEs are
+	 * fetched (256 PSNs in flight), the others not.
+	 */
+	reconnect(c, what, kind == SQ_SILENT);
+	/*
+	 * Early in the flush, so that the EXTRA posts land before its end;
+	 * the kernel flushes the fetched WRITEs before it reads prod.
+	 */
+	p.trigger = kind == RQ ? 1 + rand_r(&c->seed) % 8 :
+		    kind == SQ_SILENT ? 18 + rand_r(&c->seed) % 24 :
+		    1 + rand_r(&c->seed) % 48;
+	err = pthread_create(&t, NULL, poster_run, &p);
+	if (err)
+		die("pthread_create: %s", strerror(err));
+	end = now() + 30;
+	while (!atomic_load(&p.go) && now() < end)
+		sleep_us(1000);
+	/* WRITEs: let some complete (or all be sent) first */
+	if (kind != RQ)
+		sleep_us(1000 * (1 + rand_r(&c->seed) % 20));
+	err = ibv_modify_qp(c->a, &a, IBV_QP_STATE);
+	atomic_store(&p.moved, true);
+	pthread_join(t, NULL);
+	if (err)
+		die("%s: ibv_modify_qp to ERR: %s", what, strerror(err));
+	st = qp_state(c->a);
+	if (st != IBV_QPS_ERR)
+		bad("%s: QP A in %s after the move to ERR", what, qps_name(st));
+	if (p.why[0]) {
+		bad("%s: %s", what, p.why);
+		++*lost_rounds;
+	}
+	*extra_total += p.extra;
+	if (!p.flushed)
+		bad("%s: nothing was flushed (%llu completed ok)", what,
+		    (unsigned long long)p.ok);
+}
+
+/* ---------------------------------------------------------------- fatal */
+
+struct fatal_post {
+	struct ctx *c;
+	bool send;		/* a SEND too long for B's receive */
+	int err;
+};
+
+/*
+ * On another CPU than the poller: the packets this post sends, B's NAK
+ * and the error completions are all handled on this CPU, in softirq at
+ * the end of the post's system call, while the poller watches.
+ */
+static void *fatal_post_run(void *arg)
+{
+	struct fatal_post *fp = arg;
+	struct ctx *c = fp->c;
+
+	if (fp->send)
+		fp->err = post_write(c, c->a, IBV_WR_SEND, 3, 64, 0);
+	else
+		fp->err = post_write(c, c->a, IBV_WR_RDMA_WRITE, 1, 64,
+				     c->mr->rkey ^ 0x5a5a00);
+	return NULL;
+}
+
+static void fatal_round(struct ctx *c, int round, int post_cpu,
+			uint64_t *not_err)
+{
+	struct fatal_post fp = { .c = c, .send = round % 2 };
+	struct {
+		struct ibv_cq *cq;
+		struct ibv_qp *qp;
+		enum ibv_wc_status want;
+		uint64_t wr_id;
+		bool seen;
+	} w[2] = {
+		{ c->a_scq, c->a, fp.send ? IBV_WC_REM_INV_REQ_ERR :
+					    IBV_WC_REM_ACCESS_ERR,
+		  fp.send ? 3 : 1, false },
+		{ c->b_rcq, c->b, IBV_WC_LOC_LEN_ERR, 2, false },
+	};
+	int i, n, st, left = fp.send ? 2 : 1;
+	double end = now() + 10;
+	pthread_attr_t attr;
+	struct ibv_wc wc;
+	char what[64];
+	pthread_t t;
+
+	snprintf(what, sizeof(what), "fatal round %d (%s)", round,
+		 fp.send ? "SEND too long" : "bad rkey");
+	reconnect(c, what, false);
+	if (fp.send && post_recv(c, c->b, 2, 16))
+		die("%s: ibv_post_recv: %s", what, strerror(errno));
+	pthread_attr_init(&attr);
+	if (post_cpu >= 0) {
+		cpu_set_t cpus;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(post_cpu, &cpus);
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	}
+	n = pthread_create(&t, &attr, fatal_post_run, &fp);
+	pthread_attr_destroy(&attr);
+	if (n)
+		die("pthread_create: %s", strerror(n));
+	/* each error completion: the state of its QP, asked at once */
+	while (left) {
+		for (i = 0; i < (fp.send ? 2 : 1); i++) {
+			if (w[i].seen)
+				continue;
+			n = ibv_poll_cq(w[i].cq, 1, &wc);
+			if (n < 0)
+				die("%s: ibv_poll_cq: %d", what, n);
+			if (!n)
+				continue;
+			st = qp_state(w[i].qp);
+			w[i].seen = true;
+			left--;
+			if (wc.status != w[i].want || wc.wr_id != w[i].wr_id)
+				bad("%s: completion %s wr_id %llu, expected %s wr_id %llu",
+				    what, ibv_wc_status_str(wc.status),
+				    (unsigned long long)wc.wr_id,
+				    ibv_wc_status_str(w[i].want),
+				    (unsigned long long)w[i].wr_id);
+			if (st != IBV_QPS_ERR) {
+				bad("%s: QP %u in %s when its %s completion was polled, expected ERR",
+				    what, w[i].qp->qp_num, qps_name(st),
+				    ibv_wc_status_str(wc.status));
+				++*not_err;
+			}
+		}
+		if (left && now() > end)
+			die("%s: %d error completions missing after 10 s", what,
+			    left);
+	}
+	pthread_join(t, NULL);
+	if (fp.err)
+		bad("%s: ibv_post_send: %s", what, strerror(fp.err));
+	sleep_us(2000);
+	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
+	    drain(c->b_rcq);
+	if (n)
+		bad("%s: %d extra completions", what, n);
+}
+
+/* Poll on CPU 1, post on CPU 0; -1 (no pinning) on a single CPU. */
+static int fatal_cpus(void)
+{
+	cpu_set_t cpus;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return -1;
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus))
+		return -1;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- main */
+
+static struct ibv_qp *make_qp(struct ctx *c, struct ibv_cq *scq,
+			      struct ibv_cq *rcq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = SLOTS, .max_recv_wr = SLOTS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(c->pd, &ia);
+
+	if (!qp)
+		die("ibv_create_qp: %s", strerror(errno));
+	if (ia.cap.max_send_wr != SLOTS || ia.cap.max_recv_wr != SLOTS)
+		die("QP with %u/%u slots, wanted %u", ia.cap.max_send_wr,
+		    ia.cap.max_recv_wr, SLOTS);
+	return qp;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0;
+	struct ibv_device **list;
+	struct ctx c = {};
+	int i, n, rounds, fatal_rounds, cpu;
+	double t;
+
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: qp_flush_race DEV GID_INDEX [ROUNDS [FATAL_ROUNDS]]\n");
+		return 2;
+	}
+	rounds = argc > 3 ? atoi(argv[3]) : 45;
+	fatal_rounds = argc > 4 ? atoi(argv[4]) : 400;
+	if (rounds < 0 || fatal_rounds < 0)
+		return 2;
+	signal(SIGALRM, watchdog);
+	alarm(WATCHDOG_S);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	t_start = now();
+	c.seed = (unsigned int)getpid() ^ (unsigned int)(now() * 1e6);
+	printf("qp_flush_race: seed %u, %d flush rounds, %d fatal rounds\n",
+	       c.seed, rounds, fatal_rounds);
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			c.dev = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!c.dev)
+		die("cannot open RDMA device %s (RDMAV_DRIVERS=%s)", argv[1],
+		    getenv("RDMAV_DRIVERS") ?: "unset");
+	c.gidx = atoi(argv[2]);
+	if (ibv_query_gid(c.dev, 1, c.gidx, &c.gid))
+		die("ibv_query_gid GID[%d]: %s", c.gidx, strerror(errno));
+	c.pd = ibv_alloc_pd(c.dev);
+	c.buf = aligned_alloc(4096, BUF_SIZE);
+	c.a_scq = ibv_create_cq(c.dev, 2 * SLOTS, NULL, NULL, 0);
+	c.a_rcq = ibv_create_cq(c.dev, 2 * SLOTS, NULL, NULL, 0);
+	c.b_scq = ibv_create_cq(c.dev, 64, NULL, NULL, 0);
+	c.b_rcq = ibv_create_cq(c.dev, 64, NULL, NULL, 0);
+	if (!c.pd || !c.buf || !c.a_scq || !c.a_rcq || !c.b_scq || !c.b_rcq)
+		die("alloc PD / buffer / CQs: %s", strerror(errno));
+	memset(c.buf, 0x5a, BUF_SIZE);
+	c.mr = ibv_reg_mr(c.pd, c.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE);
+	if (!c.mr)
+		die("ibv_reg_mr: %s", strerror(errno));
+	c.a = make_qp(&c, c.a_scq, c.a_rcq);
+	c.b = make_qp(&c, c.b_scq, c.b_rcq);
+
+	t = now();
+	for (i = 0; i < rounds; i++)
+		flush_round(&c, i, i % NKINDS, &lost[i % NKINDS], &extra);
+	printf("flush: %d rounds, with a WR lost or wrong: %llu (SQ, silent peer) %llu (RQ) %llu (SQ, live peer); %llu WRs posted while the kernel flushed; %.1f s\n",
+	       rounds, (unsigned long long)lost[SQ_SILENT],
+	       (unsigned long long)lost[RQ], (unsigned long long)lost[SQ_LIVE],
+	       (unsigned long long)extra, now() - t);
+	t = now();
+	cpu = fatal_cpus();
+	for (i = 0; i < fatal_rounds; i++)
+		fatal_round(&c, i, cpu, &not_err);
+	printf("fatal: %d rounds, %llu error completions polled before the QP read ERR (%s); %.1f s\n",
+	       fatal_rounds, (unsigned long long)not_err,
+	       cpu < 0 ? "one CPU" : "posted on CPU 0, polled on CPU 1",
+	       now() - t);
+
+	ibv_destroy_qp(c.a);
+	ibv_destroy_qp(c.b);
+	ibv_dereg_mr(c.mr);
+	ibv_destroy_cq(c.a_scq);
+	ibv_destroy_cq(c.a_rcq);
+	ibv_destroy_cq(c.b_scq);
+	ibv_destroy_cq(c.b_rcq);
+	ibv_dealloc_pd(c.pd);
+	ibv_close_device(c.dev);
+	if (failures)
+		printf("qp_flush_race: %d failures\n", failures);
+	else
+		printf("qp_flush_race: ok\n");
+	return failures ? 1 : 0;
+}
