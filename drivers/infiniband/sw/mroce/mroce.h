@@ -330,7 +330,9 @@ struct mroce_qp {
 		u16 path_hash;		/* source-port base of the paths */
 		u32 min_rtt_us;		/* over MROCE_MIN_RTT_WIN_US */
 		u64 min_rtt_at;		/* when it was taken, us */
+		u32 hint_mbps;		/* last rate hint received, 0: none */
 		u64 last_progress;	/* jiffies of the last ACK progress */
+		u32 rtos_since_progress;	/* RTO expiries since then */
 		struct mroce_rto rto;
 		/* one timer for the reorder wait, tail probe and RTO (ns) */
 		struct hrtimer loss_timer;
@@ -422,6 +424,7 @@ static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 /* mroce_main.c */
 extern unsigned int mroce_num_paths;
 extern unsigned int mroce_qdelay_target_us;
+extern unsigned int mroce_hint_epoch_us;
 void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);

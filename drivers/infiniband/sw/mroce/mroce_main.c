@@ -58,6 +58,18 @@ MODULE_PARM_DESC(qdelay_target_us,
 		 "standing queueing delay (us) above which metaroce slows down, 0: off (default "
 		 __stringify(MROCE_QDELAY_TARGET_DEF_US) ")");
 
+/*
+ * The rate hint's epoch.  The spec's 100 us is two base RTTs of a
+ * hardware fabric; at the rates a software host moves, such an epoch
+ * holds zero or one packet and the receiver's capacity estimate is
+ * coarse, so it can be set longer.
+ */
+unsigned int mroce_hint_epoch_us = MROCE_HINT_EPOCH_US;
+module_param_named(hint_epoch_us, mroce_hint_epoch_us, uint, 0644);
+MODULE_PARM_DESC(hint_epoch_us,
+		 "rate hint epoch (us) of devices created from now on (default "
+		 __stringify(MROCE_HINT_EPOCH_US) ")");
+
 MODULE_PARM_DESC(paths, "paths (UDP source ports) per RC connection, 1..64, taken at QP creation (default 16)");
 MODULE_PARM_DESC(cc_algo, "Default congestion control of the QPs of devices created from now on: metaroce (default), dcqcn, none");
 
@@ -129,7 +141,8 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 		return -ENOMEM;
 
 	spin_lock_init(&mdev->rh_lock);
-	mroce_hint_init(&mdev->rh, 0, 0);	/* defaults: 100G, 100 us epochs */
+	/* line rate unknown (100G) */
+	mroce_hint_init(&mdev->rh, 0, READ_ONCE(mroce_hint_epoch_us));
 	/*
 	 * The parameter may be rewritten meanwhile (sysfs, "echo" adds a
 	 * newline): copy it under the lock, trimmed.

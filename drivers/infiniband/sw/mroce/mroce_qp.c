@@ -338,6 +338,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.probe_at = 0;
 	qp->sq.min_rtt_us = 0;
 	qp->sq.min_rtt_at = 0;
+	qp->sq.hint_mbps = 0;
 	qp->sq.timer_at = 0;
 	qp->sq.reo_at = 0;
 	qp->sq.tlp_at = 0;
@@ -479,6 +480,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	case IB_QPS_RTS:
 		spin_lock_bh(&qp->sq.lock);
 		qp->sq.last_progress = jiffies;
+		qp->sq.rtos_since_progress = 0;
 		spin_unlock_bh(&qp->sq.lock);
 		mroce_req_kick(qp);	/* WQEs posted before RTS */
 		break;

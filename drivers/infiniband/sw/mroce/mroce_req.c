@@ -218,6 +218,13 @@ static void mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
 			       false);
 }
 
+/* The verbs retry budget starts over: progress, or work for an idle SQ. */
+static void mroce_sq_retry_restart(struct mroce_qp *qp)
+{
+	qp->sq.last_progress = get_jiffies_64();
+	qp->sq.rtos_since_progress = 0;
+}
+
 static u64 mroce_now_us64(void)
 {
 	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
@@ -734,7 +741,7 @@ static bool mroce_req_run(struct mroce_qp *qp)
 			sw->status = mroce_sq_fetch(qp, qp->sq.head);
 			/* the verbs retry budget runs only while work is out */
 			if (qp->sq.tail == qp->sq.head)
-				qp->sq.last_progress = get_jiffies_64();
+				mroce_sq_retry_restart(qp);
 			qp->sq.head++;
 			if (sw->status != IB_WC_SUCCESS) {
 				/* completes in order, then the QP fails */
@@ -1051,13 +1058,17 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
 	u32 psn, k;
 
-	/* verbs: give up after timeout x (retry_cnt + 1) without progress */
+	/*
+	 * verbs: give up after timeout x (retry_cnt + 1) and retry_cnt + 1
+	 * RTOs without progress
+	 */
+	qp->sq.rtos_since_progress++;
 	if (qp->timeout) {
-		u64 limit = nsecs_to_jiffies64(mroce_verbs_retry_ns(qp->timeout,
-								    qp->retry_cnt));
+		u64 elapsed = jiffies64_to_nsecs(get_jiffies_64() -
+						 qp->sq.last_progress);
 
-		if (time_after64(get_jiffies_64(),
-				 qp->sq.last_progress + limit)) {
+		if (mroce_verbs_retry_spent(elapsed, qp->sq.rtos_since_progress,
+					    qp->timeout, qp->retry_cnt)) {
 			mroce_req_report_stall(qp);
 			qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].status =
 				IB_WC_RETRY_EXC_ERR;
@@ -1161,7 +1172,7 @@ void mroce_req_rnr(struct timer_list *t)
 /* The peer made progress: the verbs retry clock restarts. */
 static void mroce_sq_progress(struct mroce_qp *qp, u64 now)
 {
-	qp->sq.last_progress = get_jiffies_64();
+	mroce_sq_retry_restart(qp);
 	mroce_rto_progress(&qp->sq.rto);
 	qp->sq.rnr_left = qp->rnr_retry;
 	mroce_rto_restart(qp, now);
@@ -1272,8 +1283,10 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		ack.base_rtt_us = qp->sq.min_rtt_us ?
 				  qp->sq.min_rtt_us + ack.qdelay_target_us : 0;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
-		if (ack.rate_hint_bps)
+		if (ack.rate_hint_bps) {
 			mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
+			qp->sq.hint_mbps = pi->rate_hint_mbps;
+		}
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
 }
@@ -1288,7 +1301,7 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	case MROCE_NAK_RNR:
 		mroce_qcount(qp, MROCE_CNT_RNR_NAKS_RCVD, 1);
 		/* the responder answers: RNR retries are counted separately */
-		qp->sq.last_progress = get_jiffies_64();
+		mroce_sq_retry_restart(qp);
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
 		if (!sw)
 			return false;

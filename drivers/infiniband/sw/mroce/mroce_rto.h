@@ -92,6 +92,24 @@ static inline u64 mroce_verbs_retry_ns(u8 timeout, u8 retry_cnt)
 }
 
 /*
+ * Has a QP spent its verbs retry budget?  Both: @elapsed_ns since the
+ * last progress beyond timeout x (retry_cnt + 1), and at least
+ * retry_cnt + 1 retransmission timeouts (@rtos) in that time: the
+ * transmission and its retry_cnt retries all went unanswered.  The count
+ * keeps a host that did not run (a descheduled virtual machine, whose
+ * timer then fires once, late) from failing a connection whose peer never
+ * had the chance to answer; on a dead link the RTO, at most budget / 8,
+ * expires that often within the budget anyway.  Never for timeout 0.
+ */
+static inline bool mroce_verbs_retry_spent(u64 elapsed_ns, u32 rtos,
+					   u8 timeout, u8 retry_cnt)
+{
+	u64 budget = mroce_verbs_retry_ns(timeout, retry_cnt);
+
+	return budget && elapsed_ns > budget && rtos > retry_cnt;
+}
+
+/*
  * The RTO ceiling for a QP: at most an eighth of its verbs retry budget,
  * so a lossy path gets several resends before RETRY_EXC_ERR, within
  * [MROCE_RTO_MIN_US, MROCE_RTO_MAX_US].

@@ -119,6 +119,28 @@ static void mroce_rto_test_verbs_retry(struct kunit *test)
 			mroce_verbs_retry_ns(31, 7));
 }
 
+/*
+ * The budget is spent when both the time and retry_cnt + 1 RTOs have
+ * gone by: a host stalled past the budget has seen one late RTO only.
+ */
+static void mroce_rto_test_retry_spent(struct kunit *test)
+{
+	u64 budget = mroce_verbs_retry_ns(14, 7);	/* 537 ms */
+
+	/* not yet: too early, whatever the count */
+	KUNIT_EXPECT_FALSE(test, mroce_verbs_retry_spent(budget, 8, 14, 7));
+	/* a 600 ms stall, one RTO fired late: not spent */
+	KUNIT_EXPECT_FALSE(test, mroce_verbs_retry_spent(600000000ULL, 1, 14, 7));
+	KUNIT_EXPECT_FALSE(test, mroce_verbs_retry_spent(budget + 1, 7, 14, 7));
+	/* the transmission and its 7 retries timed out */
+	KUNIT_EXPECT_TRUE(test, mroce_verbs_retry_spent(budget + 1, 8, 14, 7));
+	/* retry_cnt 0: one RTO after the budget */
+	KUNIT_EXPECT_FALSE(test, mroce_verbs_retry_spent(67108865ULL, 0, 14, 0));
+	KUNIT_EXPECT_TRUE(test, mroce_verbs_retry_spent(67108865ULL, 1, 14, 0));
+	/* timeout 0: never */
+	KUNIT_EXPECT_FALSE(test, mroce_verbs_retry_spent(U64_MAX, U32_MAX, 0, 7));
+}
+
 /* The ceiling leaves several resends inside the verbs budget. */
 static void mroce_rto_test_max_for(struct kunit *test)
 {
@@ -133,6 +155,7 @@ static void mroce_rto_test_max_for(struct kunit *test)
 static struct kunit_case mroce_rto_cases[] = {
 	KUNIT_CASE(mroce_rto_test_max_for),
 	KUNIT_CASE(mroce_rto_test_verbs_retry),
+	KUNIT_CASE(mroce_rto_test_retry_spent),
 	KUNIT_CASE(mroce_rto_test_initial),
 	KUNIT_CASE(mroce_rto_test_first_sample),
 	KUNIT_CASE(mroce_rto_test_converges),

@@ -251,7 +251,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[8];
+	u32 v[9];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -277,6 +277,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[5] = qp->sq.cc.cwnd_pkts;
 		v[6] = mroce_sb_outstanding(&qp->sq.sb);
 		v[7] = qp->sq.cc.qdelay_us;
+		v[8] = qp->sq.hint_mbps;
 		rate = qp->sq.cc.rate_bps;
 		spin_unlock_bh(&qp->sq.lock);
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
@@ -290,6 +291,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]) ||
 		    rdma_nl_put_driver_u64(msg, "rate_mbps",
 					   div_u64(rate, 1000000)) ||
+		    rdma_nl_put_driver_u32(msg, "rate_hint_mbps", v[8]) ||
 		    rdma_nl_put_driver_u32(msg, "paths_active",
 					   mroce_paths_nr_active(qp->sq.paths)))
 			goto err;
