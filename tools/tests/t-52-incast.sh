@@ -48,15 +48,52 @@ queue_series() {
 	END { out() }' "$1"
 }
 
-# sample_qps FILE: until killed, the newest "rdma resource show qp -dd"
-# that lists h1's RC QP
+# sample_qps FILE: until killed, "T <seconds>" and "rdma resource show qp
+# -dd" every ~0.5 s: the receiver's QPs (rq-psn: goodput) and h1's
 sample_qps() {
-	local r
+	local a b r
 	while :; do
-		r=$(rdma resource show qp -dd 2>/dev/null)
-		echo "$r" | grep -Eq '^link mroce1/1 .* type RC ' && echo "$r" >"$1"
+		a=$(date +%s.%N)
+		r=$(rdma resource show qp -dd 2>/dev/null | grep ' type RC ')
+		b=$(date +%s.%N)
+		# the listing takes a while under TCG: stamp it with its middle
+		echo "T $(echo "$a $b" | awk '{ printf "%.3f", ($1 + $2) / 2 }')"
+		echo "$r"
 		sleep 0.5
-	done
+	done >"$1"
+}
+
+# rx_goodput FILE MTU: per receiving QP of mroce3, "lqpn MB/s", from its
+# rq-psn (packets delivered in order, MTU bytes each) between the sample
+# before it first moved and the last sample in which it moved
+rx_goodput() {
+	awk -v mtu="$2" '
+	$1 == "T" { t = $2; next }
+	$2 ~ /^mroce3\// {
+		for (i = 1; i < NF; i++) {
+			if ($i == "lqpn") q = $(i + 1)
+			if ($i == "rq-psn") p = $(i + 1)
+		}
+		if (q in lp && p != lp[q]) {
+			if (!(q in p0)) { p0[q] = lp[q]; t0[q] = lt[q] }
+			p1[q] = p; t1[q] = t
+		}
+		lp[q] = p; lt[q] = t
+	}
+	END {
+		for (q in p0) {
+			d = (p1[q] - p0[q] + 16777216) % 16777216
+			if (t1[q] > t0[q])
+				printf "%s %.2f\n", q, d * mtu / (t1[q] - t0[q]) / 1e6
+		}
+	}' "$1"
+}
+
+# RES: the newest snapshot in FILE that lists h1's RC QP
+last_h1_snapshot() {
+	awk '$1 == "T" { if (cur ~ /link mroce1\/1 /) keep = cur; cur = ""; next }
+	     { cur = cur $0 "\n" }
+	     END { if (cur ~ /link mroce1\/1 /) keep = cur; printf "%s", keep }' "$1"
 }
 
 # path_lines: the pathN strings of h1's RC QP in $RES
@@ -73,7 +110,8 @@ qp_field() {
 
 # incast TAG CC SENDERS: each of SENDERS writes ITER x 64 KiB to h3, all
 # started together; CC "default" or a name for MROCE_CC.  Sets DONE[i]
-# (completion time, s), BW[i] (MB/s from it), SUM, JAIN, OK, QAVG (queue
+# (completion time, s), GOODPUT (MB/s per receiving QP, NGP of them),
+# SUM, JAIN, OK, QAVG (queue
 # from 3 s on), QMAX, D_EARLY/D_LATE and M_EARLY/M_LATE (drops and marks
 # in the first 3 s / later), QSERIES, CE, RES
 incast() {
@@ -113,7 +151,7 @@ incast() {
 	sleep 0.5
 	kill "$qpid" "$rpid" 2>/dev/null
 	wait
-	RES=$(cat "$rlog")
+	RES=$(last_h1_snapshot "$rlog")
 	CE=$(( $(counter mroce3 rx_ce_pkts) - CE0 ))
 	QSERIES=$(queue_series "$qlog" "$t0")
 	read -r QAVG QMAX D_EARLY D_LATE M_EARLY M_LATE <<<"$(echo "$QSERIES" | awk '
@@ -128,22 +166,23 @@ incast() {
 	local bws=() dones=()
 	for i in $senders; do
 		DONE[$i]=$(awk -v t0="$t0" '{ printf "%.2f", $1 - t0 }' "$RESULTS/incast-$tag-done$i")
-		# perftest's own average over its iterations (the start-up of
-		# three perftests under TCG takes seconds, DONE includes it)
-		BW[$i]=$(awk '$1 == 65536 { print $4 }' "$RESULTS/incast-$tag-cli$i")
-		BW[$i]=${BW[$i]:-0}
-		bws+=("${BW[$i]}")
 		dones+=("${DONE[$i]}")
 	done
+	# goodput at the receiver (perftest's own figure reads 0.00 now
+	# and then under TCG: its clock calibration)
+	mapfile -t bws < <(rx_goodput "$rlog" 1024 | awk '{ print $2 }')
+	GOODPUT="${bws[*]}"
+	NGP=${#bws[@]}
 	JAIN=$(echo "${bws[*]}" | awk '{
 		for (i = 1; i <= NF; i++) { s += $i; q += $i * $i }
 		printf "%.3f", (q > 0 ? s * s / (NF * q) : 0) }')
 	SUM=$(echo "${bws[*]}" | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.2f", s }')
-	log "$tag (cc $cc), bottleneck $RATE, $ITER x 64 KiB each: done after ${dones[*]} s (from the start of the clients)," \
-	    "MB/s ${bws[*]} (sum $SUM), Jain $JAIN; bottleneck: drops first 3 s $D_EARLY," \
+	log "$tag (cc $cc), bottleneck $RATE, $ITER x 64 KiB each: done after ${dones[*]} s (from the start of the clients, perftest start-up included)," \
+	    "goodput at the receiver MB/s ${bws[*]} (sum $SUM), Jain $JAIN; bottleneck: drops first 3 s $D_EARLY," \
 	    "later $D_LATE, ECN marks first 3 s $M_EARLY, later $M_LATE, queue after 3 s" \
 	    "$QAVG packets on average (max $QMAX); CE-marked arrivals $CE;" \
 	    "h1: cc $(qp_field cc), cwnd $(qp_field cwnd_pkts), rate $(qp_field rate_mbps) Mbit/s," \
+	    "last rate hint $(qp_field rate_hint_mbps) Mbit/s," \
 	    "srtt $(qp_field srtt_us) us, min_rtt $(qp_field min_rtt_us) us," \
 	    "standing qdelay $(qp_field qdelay_us) us"
 	log "$tag: bottleneck queue (packets) every ~0.2 s from the start:" \
@@ -170,13 +209,14 @@ check "the devices take the module's default, metaroce" \
 fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
 
 incast ecn-none none "$SENDERS"
-NONE="done after ${DONE[1]}/${DONE[2]}/${DONE[4]} s, MB/s ${BW[1]} ${BW[2]} ${BW[4]} (sum $SUM), Jain $JAIN, queue $QAVG (max $QMAX), drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
+NONE="done after ${DONE[1]}/${DONE[2]}/${DONE[4]} s, MB/s $GOODPUT (sum $SUM), Jain $JAIN, queue $QAVG (max $QMAX), drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
 NONE_Q=$QAVG
 check_eq "cc none: all three transfers completed" 3 "$OK"
 check_eq "per-QP choice: h1's QP runs cc none (MROCE_CC=none)" none "$(qp_field cc)"
 
 incast ecn-metaroce default "$SENDERS"
 check_eq "metaroce: all three transfers completed" 3 "$OK"
+check_eq "metaroce: goodput measured at the receiver for all three" 3 "$NGP"
 check_eq "h1's QP runs the device default, metaroce" metaroce "$(qp_field cc)"
 check "metaroce: the bottleneck marked and the receiver saw CE ($CE)" \
 	test "$CE" -gt 0
