@@ -23,10 +23,14 @@
  *   CPU 0 posts (the kernel handles the whole exchange in softirq there);
  *   the main thread, on CPU 1, polls the error completions in a tight
  *   loop and asks ibv_query_qp at once: the QP must be in ERR already.
+ * one (20 rounds): A posts 8 WRITEs at once; the first fails (a bad rkey,
+ *   or B silent and a short retry budget), the second has a bad lkey, a
+ *   local error the kernel finds before the first fails.  Exactly one
+ *   error completion, the first WRITE's, then only IBV_WC_WR_FLUSH_ERR.
  * Both QPs go RESET -> RTS with new PSNs before every round.  Prints a
- * result line per part ("flush: ...", "fatal: ..."), "FAIL ..." lines,
- * and "qp_flush_race: ok" or "qp_flush_race: N failures".  Exit status 0
- * only if nothing failed, 2 on usage errors.
+ * result line per part ("flush: ...", "fatal: ...", "one: ..."), "FAIL ..."
+ * lines, and "qp_flush_race: ok" or "qp_flush_race: N failures".  Exit
+ * status 0 only if nothing failed, 2 on usage errors.
  */
 #define _GNU_SOURCE		/* pthread_*affinity_np */
 #include <infiniband/verbs.h>
@@ -50,6 +54,7 @@
 #define BUF_SIZE	(4 * WRITE_LEN)
 #define MAX_WR		(1 << 20)
 #define WATCHDOG_S	600
+#define ONE_ROUNDS	20		/* one error, then flushes */
 
 static int failures;
 static double t_start;
@@ -117,6 +122,7 @@ struct ctx {
 	struct ibv_cq *a_scq, *a_rcq, *b_scq, *b_rcq;
 	struct ibv_qp *a, *b;
 	uint32_t a_psn, b_psn;
+	uint8_t timeout, retry_cnt;	/* of A and B, at the next connect */
 	unsigned int seed;
 };
 
@@ -195,8 +201,8 @@ static void qp_connect(struct ctx *c, struct ibv_qp *qp, uint32_t sq_psn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 16;		/* 268 ms x 8: longer than a round */
-	a.retry_cnt = 7;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
@@ -546,6 +552,89 @@ static void fatal_round(struct ctx *c, int round, int post_cpu,
 		bad("%s: %d extra completions", what, n);
 }
 
+/* ------------------------------------------------------------------ one */
+
+#define ONE_WRS		8
+
+/*
+ * One error completion, then only flushes.  A posts ONE_WRS signaled
+ * WRITEs with one ibv_post_send: wr_id 0 fails (a bad rkey: B NAKs it,
+ * IBV_WC_REM_ACCESS_ERR; or, with @silent, B never answers and A's retry
+ * budget runs out: IBV_WC_RETRY_EXC_ERR), wr_id 1 has a bad lkey (a local
+ * error the kernel finds when it fetches it, right after sending wr_id 0,
+ * before wr_id 0 can have failed), the rest are fine.  wr_id 0 must
+ * complete with its error, every other one IBV_WC_WR_FLUSH_ERR, in order.
+ * Returns true if the round went wrong.
+ */
+static bool one_round(struct ctx *c, int round, bool silent)
+{
+	enum ibv_wc_status want = silent ? IBV_WC_RETRY_EXC_ERR :
+					   IBV_WC_REM_ACCESS_ERR;
+	struct ibv_send_wr wr[ONE_WRS], *bad_wr;
+	struct ibv_sge sge[ONE_WRS];
+	int i, n, got = 0, err;
+	double end = now() + 10;
+	bool wrong = false;
+	struct ibv_wc wc;
+	char what[64];
+
+	snprintf(what, sizeof(what), "one round %d (%s)", round,
+		 silent ? "retry budget" : "bad rkey");
+	/* silent: 4.2 ms x 2, RTO at most an eighth of it */
+	c->timeout = silent ? 10 : 16;
+	c->retry_cnt = silent ? 1 : 7;
+	reconnect(c, what, silent);
+	c->timeout = 16;
+	c->retry_cnt = 7;
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < ONE_WRS; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)c->buf, 64, c->mr->lkey };
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)c->buf + 2 * WRITE_LEN;
+		wr[i].wr.rdma.rkey = c->mr->rkey;
+		wr[i].next = i + 1 < ONE_WRS ? &wr[i + 1] : NULL;
+	}
+	if (!silent)
+		wr[0].wr.rdma.rkey ^= 0x5a5a00;
+	sge[1].lkey ^= 0x5a5a00;
+	err = ibv_post_send(c->a, wr, &bad_wr);
+	if (err)
+		die("%s: ibv_post_send: %s", what, strerror(err));
+	while (got < ONE_WRS) {
+		n = ibv_poll_cq(c->a_scq, 1, &wc);
+		if (n < 0)
+			die("%s: ibv_poll_cq: %d", what, n);
+		if (!n) {
+			if (now() > end)
+				die("%s: %d of %d completions missing after 10 s",
+				    what, ONE_WRS - got, ONE_WRS);
+			sched_yield();
+			continue;
+		}
+		if (wc.wr_id != (uint64_t)got ||
+		    wc.status != (got ? IBV_WC_WR_FLUSH_ERR : want)) {
+			bad("%s: completion %d: wr_id %llu %s, expected wr_id %d %s",
+			    what, got, (unsigned long long)wc.wr_id,
+			    ibv_wc_status_str(wc.status), got,
+			    ibv_wc_status_str(got ? IBV_WC_WR_FLUSH_ERR : want));
+			wrong = true;
+		}
+		got++;
+	}
+	sleep_us(2000);
+	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
+	    drain(c->b_rcq);
+	if (n) {
+		bad("%s: %d extra completions", what, n);
+		wrong = true;
+	}
+	return wrong;
+}
+
 /* Poll on CPU 1, post on CPU 0; -1 (no pinning) on a single CPU. */
 static int fatal_cpus(void)
 {
@@ -582,7 +671,7 @@ static struct ibv_qp *make_qp(struct ctx *c, struct ibv_cq *scq,
 
 int main(int argc, char **argv)
 {
-	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0;
+	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0, one_wrong = 0;
 	struct ibv_device **list;
 	struct ctx c = {};
 	int i, n, rounds, fatal_rounds, cpu;
@@ -601,6 +690,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	t_start = now();
 	c.seed = (unsigned int)getpid() ^ (unsigned int)(now() * 1e6);
+	c.timeout = 16;		/* 268 ms x 8: longer than a round */
+	c.retry_cnt = 7;
 	printf("qp_flush_race: seed %u, %d flush rounds, %d fatal rounds\n",
 	       c.seed, rounds, fatal_rounds);
 
@@ -647,6 +738,12 @@ int main(int argc, char **argv)
 	       fatal_rounds, (unsigned long long)not_err,
 	       cpu < 0 ? "one CPU" : "posted on CPU 0, polled on CPU 1",
 	       now() - t);
+
+	t = now();
+	for (i = 0; i < ONE_ROUNDS; i++)
+		one_wrong += one_round(&c, i, i % 2);
+	printf("one: %d rounds, %llu with another completion than one error and then only flushes; %.1f s\n",
+	       ONE_ROUNDS, (unsigned long long)one_wrong, now() - t);
 
 	ibv_destroy_qp(c.a);
 	ibv_destroy_qp(c.b);

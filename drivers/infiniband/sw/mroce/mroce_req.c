@@ -527,6 +527,18 @@ static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
 }
 
 /*
+ * @sw failed with @status, unless it failed already: the first error a
+ * WQE meets is the one it completes with.  Between the release of sq.lock
+ * and mroce_qp_error() a NAK, an RNR NAK or the retry budget can find the
+ * same WQE again.
+ */
+static void mroce_swqe_fail(struct mroce_swqe *sw, enum ib_wc_status status)
+{
+	if (sw->status == IB_WC_SUCCESS)
+		sw->status = status;
+}
+
+/*
  * Complete, in posting order, every WQE that is done.  Returns true when
  * it reaches a WQE that failed: that one stays at the tail, the caller
  * moves the QP to ERR (outside the lock: state_lock nests outside sq.lock)
@@ -1059,8 +1071,9 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 		if (time_after64(get_jiffies_64(),
 				 qp->sq.last_progress + limit)) {
 			mroce_req_report_stall(qp);
-			qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].status =
-				IB_WC_RETRY_EXC_ERR;
+			mroce_swqe_fail(&qp->sq.wqe[qp->sq.tail &
+						    qp->sq.ring.mask],
+					IB_WC_RETRY_EXC_ERR);
 			if (qp->sq.cur == qp->sq.tail)
 				qp->sq.cur++;
 			return mroce_sq_complete(qp);
@@ -1294,7 +1307,7 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			return false;
 		if (qp->rnr_retry != 7) {	/* 7: retry forever */
 			if (!qp->sq.rnr_left) {
-				sw->status = IB_WC_RNR_RETRY_EXC_ERR;
+				mroce_swqe_fail(sw, IB_WC_RNR_RETRY_EXC_ERR);
 				return mroce_sq_complete(qp);
 			}
 			qp->sq.rnr_left--;
@@ -1310,10 +1323,10 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
 		if (!sw)
 			return false;
-		sw->status = pi->nak_code == MROCE_NAK_REM_ACCESS ?
-				IB_WC_REM_ACCESS_ERR :
-			     pi->nak_code == MROCE_NAK_INV_REQ ?
-				IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR;
+		mroce_swqe_fail(sw, pi->nak_code == MROCE_NAK_REM_ACCESS ?
+				    IB_WC_REM_ACCESS_ERR :
+				pi->nak_code == MROCE_NAK_INV_REQ ?
+				    IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR);
 		return mroce_sq_complete(qp);
 	}
 }
@@ -1428,14 +1441,19 @@ out:
 }
 
 /*
- * The QP is in ERR: complete every WQE still in the SQ, in order.  One
- * that failed (left at the tail by mroce_sq_complete()) keeps its status;
- * the rest are flushed.
+ * The QP is in ERR: complete every WQE still in the SQ, in order.  The
+ * first one keeps its status if it failed (mroce_sq_complete() left it at
+ * the tail); the rest are flushed, whatever happened to them: verbs report
+ * one error, the one that failed the QP.  A later WQE can have failed too
+ * (a local error found when it was fetched, a NAK for it before the QP
+ * read ERR), and the first one can be a WQE that did not fail when the
+ * consumer moved the QP to ERR.
  */
 void mroce_sq_flush(struct mroce_qp *qp)
 {
 	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
 	unsigned long flags;
+	bool first = true;
 	u32 prod;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -1456,9 +1474,12 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	for (; qp->sq.tail != qp->sq.head; qp->sq.tail++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
+		enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
 
-		mroce_sq_post_cqe(qp, sw, sw->status == IB_WC_SUCCESS ?
-				  IB_WC_WR_FLUSH_ERR : sw->status);
+		if (first && sw->status != IB_WC_SUCCESS)
+			st = sw->status;
+		first = false;
+		mroce_sq_post_cqe(qp, sw, st);
 		sw->status = IB_WC_WR_FLUSH_ERR;
 		mroce_swqe_release(sw);
 	}
