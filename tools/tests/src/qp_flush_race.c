@@ -269,10 +269,17 @@ static int post_recv(struct ctx *c, struct ibv_qp *qp, uint64_t wr_id,
 struct poster {
 	struct ctx *c;
 	bool recv;		/* receives on A, else WRITEs from A */
+	/*
+	 * The ring full (SLOTS outstanding), and one of the EXTRA posted
+	 * right after each of the first flush completions: it must find the
+	 * slot of that completion free (no ENOMEM)
+	 */
+	bool full;
+	uint32_t depth;		/* WRs outstanding before the move */
 	int trigger;		/* flush completions to see before EXTRA */
 	atomic_bool moved;	/* ibv_modify_qp to ERR has returned */
 	atomic_bool go;		/* the main thread may move A now */
-	uint64_t posted, completed, ok, flushed, extra;
+	uint64_t posted, completed, ok, flushed, extra, refused;
 	char why[256];		/* the first thing that went wrong */
 };
 
@@ -299,6 +306,16 @@ static bool poster_post(struct poster *p)
 	else
 		err = post_write(c, c->a, IBV_WR_RDMA_WRITE, p->posted,
 				 WRITE_LEN, c->mr->rkey);
+	if (err == ENOMEM && p->full && p->flushed) {
+		/* slots of polled completions are free: none may fail */
+		p->refused++;
+		poster_bad(p, "ibv_post_%s of wr_id %llu: ENOMEM with %llu of %u WRs outstanding, right after a flush completion",
+			   p->recv ? "recv" : "send",
+			   (unsigned long long)p->posted,
+			   (unsigned long long)(p->posted - p->completed),
+			   SLOTS);
+		return false;
+	}
 	if (err == ENOMEM)	/* ring full until the kernel frees slots */
 		return false;
 	if (err) {
@@ -323,10 +340,17 @@ static void *poster_run(void *arg)
 	for (;;) {
 		/* keep DEPTH outstanding until A fails, then only the EXTRA */
 		if (!p->flushed) {
-			while (p->posted - p->completed < DEPTH && poster_post(p))
+			while (p->posted - p->completed < p->depth &&
+			       poster_post(p))
 				;
-			if (p->posted >= DEPTH)
+			if (p->posted >= p->depth)
 				atomic_store(&p->go, true);
+		} else if (!extra_done && p->full) {
+			/* one per flush completion polled, at once */
+			while (p->extra < EXTRA && p->extra < p->flushed &&
+			       poster_post(p))
+				p->extra++;
+			extra_done = p->extra == EXTRA || p->why[0];
 		} else if (!extra_done && p->flushed >= (uint64_t)p->trigger) {
 			while (p->extra < EXTRA && poster_post(p))
 				p->extra++;
@@ -380,7 +404,7 @@ static void *poster_run(void *arg)
 		}
 		if (!n)
 			sched_yield();
-		if (p->posted >= MAX_WR - EXTRA - DEPTH) {
+		if (p->posted >= MAX_WR - EXTRA - SLOTS) {
 			poster_bad(p, "A did not fail after %llu WRs",
 				   (unsigned long long)p->posted);
 			break;
@@ -389,16 +413,24 @@ static void *poster_run(void *arg)
 	return NULL;
 }
 
-enum flush_kind { SQ_SILENT, RQ, SQ_LIVE, NKINDS };
+enum flush_kind { SQ_SILENT, RQ, SQ_LIVE, SQ_FULL, RQ_FULL, NKINDS };
 
 static const char *const kind_name[] = { "SQ, silent peer", "RQ",
-					 "SQ, live peer" };
+					 "SQ, live peer", "SQ, full",
+					 "RQ, full" };
 
 static void flush_round(struct ctx *c, int round, enum flush_kind kind,
-			uint64_t *lost_rounds, uint64_t *extra_total)
+			uint64_t *lost_rounds, uint64_t *extra_total,
+			uint64_t *refused_total)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-	struct poster p = { .c = c, .recv = kind == RQ };
+	bool recv = kind == RQ || kind == RQ_FULL;
+	bool full = kind == SQ_FULL || kind == RQ_FULL;
+	struct poster p = { .c = c, .recv = recv, .full = full,
+			    .depth = full ? SLOTS : DEPTH };
+	pthread_attr_t attr;
+	cpu_set_t cpus, old;
+	bool pinned = false;
 	char what[64];
 	pthread_t t;
 	double end;
@@ -411,26 +443,46 @@ static void flush_round(struct ctx *c, int round, enum flush_kind kind,
 	 * (it would flush whatever the flush missed), and 17 WRITEs are
 	 * fetched (256 PSNs in flight), the others not.
 	 */
-	reconnect(c, what, kind == SQ_SILENT);
+	reconnect(c, what, kind == SQ_SILENT || kind == SQ_FULL);
 	/*
 	 * Early in the flush, so that the EXTRA posts land before its end;
 	 * the kernel flushes the fetched WRITEs before it reads prod.
 	 */
-	p.trigger = kind == RQ ? 1 + rand_r(&c->seed) % 8 :
+	p.trigger = full ? 1 :
+		    kind == RQ ? 1 + rand_r(&c->seed) % 8 :
 		    kind == SQ_SILENT ? 18 + rand_r(&c->seed) % 24 :
 		    1 + rand_r(&c->seed) % 48;
-	err = pthread_create(&t, NULL, poster_run, &p);
+	/*
+	 * Full ring: the poster polls on CPU 1 while the kernel flushes on
+	 * CPU 0, in the system call of the move to ERR
+	 */
+	pthread_attr_init(&attr);
+	if (full && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		CPU_ZERO(&cpus);
+		CPU_SET(1, &cpus);
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		pinned = !pthread_getaffinity_np(pthread_self(), sizeof(old),
+						 &old) &&
+			 !pthread_setaffinity_np(pthread_self(), sizeof(cpus),
+						 &cpus);
+	}
+	err = pthread_create(&t, &attr, poster_run, &p);
+	pthread_attr_destroy(&attr);
 	if (err)
 		die("pthread_create: %s", strerror(err));
 	end = now() + 30;
 	while (!atomic_load(&p.go) && now() < end)
 		sleep_us(1000);
 	/* WRITEs: let some complete (or all be sent) first */
-	if (kind != RQ)
+	if (kind == SQ_SILENT || kind == SQ_LIVE)
 		sleep_us(1000 * (1 + rand_r(&c->seed) % 20));
 	err = ibv_modify_qp(c->a, &a, IBV_QP_STATE);
 	atomic_store(&p.moved, true);
 	pthread_join(t, NULL);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	if (err)
 		die("%s: ibv_modify_qp to ERR: %s", what, strerror(err));
 	st = qp_state(c->a);
@@ -441,6 +493,7 @@ static void flush_round(struct ctx *c, int round, enum flush_kind kind,
 		++*lost_rounds;
 	}
 	*extra_total += p.extra;
+	*refused_total += p.refused;
 	if (!p.flushed)
 		bad("%s: nothing was flushed (%llu completed ok)", what,
 		    (unsigned long long)p.ok);
@@ -672,6 +725,7 @@ static struct ibv_qp *make_qp(struct ctx *c, struct ibv_cq *scq,
 int main(int argc, char **argv)
 {
 	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0, one_wrong = 0;
+	uint64_t refused = 0;
 	struct ibv_device **list;
 	struct ctx c = {};
 	int i, n, rounds, fatal_rounds, cpu;
@@ -725,11 +779,15 @@ int main(int argc, char **argv)
 
 	t = now();
 	for (i = 0; i < rounds; i++)
-		flush_round(&c, i, i % NKINDS, &lost[i % NKINDS], &extra);
-	printf("flush: %d rounds, with a WR lost or wrong: %llu (SQ, silent peer) %llu (RQ) %llu (SQ, live peer); %llu WRs posted while the kernel flushed; %.1f s\n",
+		flush_round(&c, i, i % NKINDS, &lost[i % NKINDS], &extra,
+			    &refused);
+	printf("flush: %d rounds, with a WR lost or wrong: %llu (SQ, silent peer) %llu (RQ) %llu (SQ, live peer) %llu (SQ, full) %llu (RQ, full); %llu WRs posted while the kernel flushed; %llu refused (ENOMEM) right after a flush completion; %.1f s\n",
 	       rounds, (unsigned long long)lost[SQ_SILENT],
 	       (unsigned long long)lost[RQ], (unsigned long long)lost[SQ_LIVE],
-	       (unsigned long long)extra, now() - t);
+	       (unsigned long long)lost[SQ_FULL],
+	       (unsigned long long)lost[RQ_FULL],
+	       (unsigned long long)extra, (unsigned long long)refused,
+	       now() - t);
 	t = now();
 	cpu = fatal_cpus();
 	for (i = 0; i < fatal_rounds; i++)

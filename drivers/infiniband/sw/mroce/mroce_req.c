@@ -1470,8 +1470,16 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	smp_mb();
 	mroce_loss_timers_stop(qp);
 	qp->sq.rnr_wait = false;
+	/*
+	 * Each slot is freed before its CQE can be seen, as in
+	 * mroce_sq_complete(): a consumer that posts as soon as it polls a
+	 * flush completion must find room, not wait for the end of a flush
+	 * of thousands.  What the CQE needs is in our copy (sw).  A WQE
+	 * posted into a freed slot lies beyond the prod read below; its
+	 * doorbell (NEED_KICK is set) flushes it after this flush.
+	 */
 	/* fetched WQEs */
-	for (; qp->sq.tail != qp->sq.head; qp->sq.tail++) {
+	while (qp->sq.tail != qp->sq.head) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
 		enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
@@ -1479,16 +1487,20 @@ void mroce_sq_flush(struct mroce_qp *qp)
 		if (first && sw->status != IB_WC_SUCCESS)
 			st = sw->status;
 		first = false;
-		mroce_sq_post_cqe(qp, sw, st);
 		sw->status = IB_WC_WR_FLUSH_ERR;
 		mroce_swqe_release(sw);
+		qp->sq.tail++;
+		/* free the slot before its CQE can be seen */
+		smp_store_release(&hdr->cons, qp->sq.tail);
+		mroce_sq_post_cqe(qp, sw, st);
 	}
-	/* posted, never fetched: only wr_id is read from the ring */
+	qp->sq.rd_atomic = 0;
+	/* posted, never fetched: only wr_id and opcode are read */
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&hdr->prod);
 	if (prod - qp->sq.tail > qp->sq.ring.num_slots)
 		prod = qp->sq.tail + qp->sq.ring.num_slots;
-	for (; qp->sq.tail != prod; qp->sq.tail++) {
+	while (qp->sq.tail != prod) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
 		const struct mroce_send_wqe *w =
@@ -1497,13 +1509,13 @@ void mroce_sq_flush(struct mroce_qp *qp)
 		sw->wqe.wr_id = READ_ONCE(w->wr_id);
 		sw->wqe.opcode = READ_ONCE(w->opcode);
 		sw->length = 0;
+		qp->sq.tail++;
+		/* the slot's loads above before the producer may reuse it */
+		smp_store_release(&hdr->cons, qp->sq.tail);
 		mroce_sq_post_cqe(qp, sw, IB_WC_WR_FLUSH_ERR);
 	}
 	qp->sq.head = qp->sq.tail;
 	qp->sq.cur = qp->sq.tail;
-	qp->sq.rd_atomic = 0;
-	/* the slots are free for the producer after their CQEs */
-	smp_store_release(&hdr->cons, qp->sq.tail);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 

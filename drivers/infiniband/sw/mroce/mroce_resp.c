@@ -673,11 +673,16 @@ void mroce_rq_flush(struct mroce_qp *qp)
 			mroce_sgl_release(rw->mr, rw->num_sge);
 		rw->valid = false;
 		rw->wr_id = READ_ONCE(w->wr_id);
-		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
 		qp->rq.rq_done++;
+		/*
+		 * Free the slot before its CQE can be seen, as in
+		 * mroce_rq_complete(), and after the load of wr_id: a
+		 * receive posted into it lies beyond prod and is flushed
+		 * by its doorbell, after this flush.
+		 */
+		smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
 	}
-	/* the slots are free for the producer after their CQEs */
-	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
 out:
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
