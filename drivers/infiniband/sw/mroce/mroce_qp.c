@@ -532,15 +532,15 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * The QP failed (or was moved to ERR): every outstanding and posted WQE
  * completes with IB_WC_WR_FLUSH_ERR, after the one whose error failed the
  * QP, if any: the flushes post that error completion, once the state reads
- * ERR.  Any context.
+ * ERR.  Process context (modify_qp) or softirq (the requester's tasklet and
+ * timers, packet receive), never hardirq and never under sq.lock or
+ * rq.lock: state_lock is a _bh lock, as in mroce_modify_qp().
  */
 void mroce_qp_error(struct mroce_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
+	spin_lock_bh(&qp->state_lock);
 	qp->state = IB_QPS_ERR;
-	spin_unlock_irqrestore(&qp->state_lock, flags);
+	spin_unlock_bh(&qp->state_lock);
 	mroce_sq_flush(qp);
 	mroce_rq_flush(qp);
 }
