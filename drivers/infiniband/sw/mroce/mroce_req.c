@@ -796,13 +796,13 @@ static void mroce_req_do(struct mroce_qp *qp)
 	bool failed = false;
 
 	spin_lock(&qp->sq.lock);
-	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+	if (mroce_qp_sends(qp))
 		failed = qp->ibqp.qp_type == IB_QPT_RC ? mroce_req_run(qp) :
 							 mroce_req_run_ud(qp);
 	spin_unlock(&qp->sq.lock);
 	if (failed)
 		mroce_qp_error(qp);
-	else if (qp->state == IB_QPS_ERR)
+	else if (mroce_qp_state(qp) == IB_QPS_ERR)
 		mroce_sq_flush(qp);
 }
 
@@ -1114,7 +1114,7 @@ enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t)
 
 	spin_lock(&qp->sq.lock);
 	qp->sq.timer_at = 0;
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+	if (!mroce_qp_sends(qp))
 		goto out;
 	now = ktime_get_ns();
 	/* probes run while the SQ is idle too: a path revives meanwhile */
@@ -1162,7 +1162,7 @@ void mroce_req_rnr(struct timer_list *t)
 	struct mroce_qp *qp = from_timer(qp, t, sq.rnr_timer);
 
 	spin_lock_bh(&qp->sq.lock);
-	if (qp->sq.rnr_wait && qp->state == IB_QPS_RTS) {
+	if (qp->sq.rnr_wait && mroce_qp_state(qp) == IB_QPS_RTS) {
 		qp->sq.rnr_wait = false;
 		mroce_req_retransmit(qp, mroce_sq_win_base(qp), U32_MAX);
 		mroce_loss_timers_sent(qp);
@@ -1410,7 +1410,7 @@ void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	bool failed = false;
 
 	spin_lock(&qp->sq.lock);
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+	if (!mroce_qp_sends(qp)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
 		goto out;
 	}
