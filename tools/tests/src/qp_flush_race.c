@@ -23,10 +23,14 @@
  *   CPU 0 posts (the kernel handles the whole exchange in softirq there);
  *   the main thread, on CPU 1, polls the error completions in a tight
  *   loop and asks ibv_query_qp at once: the QP must be in ERR already.
+ * one (20 rounds): A posts 8 WRITEs at once; the first fails (a bad rkey,
+ *   or B silent and a short retry budget), the second has a bad lkey, a
+ *   local error the kernel finds before the first fails.  Exactly one
+ *   error completion, the first WRITE's, then only IBV_WC_WR_FLUSH_ERR.
  * Both QPs go RESET -> RTS with new PSNs before every round.  Prints a
- * result line per part ("flush: ...", "fatal: ..."), "FAIL ..." lines,
- * and "qp_flush_race: ok" or "qp_flush_race: N failures".  Exit status 0
- * only if nothing failed, 2 on usage errors.
+ * result line per part ("flush: ...", "fatal: ...", "one: ..."), "FAIL ..."
+ * lines, and "qp_flush_race: ok" or "qp_flush_race: N failures".  Exit
+ * status 0 only if nothing failed, 2 on usage errors.
  */
 #define _GNU_SOURCE		/* pthread_*affinity_np */
 #include <infiniband/verbs.h>
@@ -50,6 +54,7 @@
 #define BUF_SIZE	(4 * WRITE_LEN)
 #define MAX_WR		(1 << 20)
 #define WATCHDOG_S	600
+#define ONE_ROUNDS	20		/* one error, then flushes */
 
 static int failures;
 static double t_start;
@@ -117,6 +122,7 @@ struct ctx {
 	struct ibv_cq *a_scq, *a_rcq, *b_scq, *b_rcq;
 	struct ibv_qp *a, *b;
 	uint32_t a_psn, b_psn;
+	uint8_t timeout, retry_cnt;	/* of A and B, at the next connect */
 	unsigned int seed;
 };
 
@@ -195,8 +201,8 @@ static void qp_connect(struct ctx *c, struct ibv_qp *qp, uint32_t sq_psn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 16;		/* 268 ms x 8: longer than a round */
-	a.retry_cnt = 7;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
@@ -263,10 +269,17 @@ static int post_recv(struct ctx *c, struct ibv_qp *qp, uint64_t wr_id,
 struct poster {
 	struct ctx *c;
 	bool recv;		/* receives on A, else WRITEs from A */
+	/*
+	 * The ring full (SLOTS outstanding), and one of the EXTRA posted
+	 * right after each of the first flush completions: it must find the
+	 * slot of that completion free (no ENOMEM)
+	 */
+	bool full;
+	uint32_t depth;		/* WRs outstanding before the move */
 	int trigger;		/* flush completions to see before EXTRA */
 	atomic_bool moved;	/* ibv_modify_qp to ERR has returned */
 	atomic_bool go;		/* the main thread may move A now */
-	uint64_t posted, completed, ok, flushed, extra;
+	uint64_t posted, completed, ok, flushed, extra, refused;
 	char why[256];		/* the first thing that went wrong */
 };
 
@@ -293,6 +306,16 @@ static bool poster_post(struct poster *p)
 	else
 		err = post_write(c, c->a, IBV_WR_RDMA_WRITE, p->posted,
 				 WRITE_LEN, c->mr->rkey);
+	if (err == ENOMEM && p->full && p->flushed) {
+		/* slots of polled completions are free: none may fail */
+		p->refused++;
+		poster_bad(p, "ibv_post_%s of wr_id %llu: ENOMEM with %llu of %u WRs outstanding, right after a flush completion",
+			   p->recv ? "recv" : "send",
+			   (unsigned long long)p->posted,
+			   (unsigned long long)(p->posted - p->completed),
+			   SLOTS);
+		return false;
+	}
 	if (err == ENOMEM)	/* ring full until the kernel frees slots */
 		return false;
 	if (err) {
@@ -317,10 +340,17 @@ static void *poster_run(void *arg)
 	for (;;) {
 		/* keep DEPTH outstanding until A fails, then only the EXTRA */
 		if (!p->flushed) {
-			while (p->posted - p->completed < DEPTH && poster_post(p))
+			while (p->posted - p->completed < p->depth &&
+			       poster_post(p))
 				;
-			if (p->posted >= DEPTH)
+			if (p->posted >= p->depth)
 				atomic_store(&p->go, true);
+		} else if (!extra_done && p->full) {
+			/* one per flush completion polled, at once */
+			while (p->extra < EXTRA && p->extra < p->flushed &&
+			       poster_post(p))
+				p->extra++;
+			extra_done = p->extra == EXTRA || p->why[0];
 		} else if (!extra_done && p->flushed >= (uint64_t)p->trigger) {
 			while (p->extra < EXTRA && poster_post(p))
 				p->extra++;
@@ -374,7 +404,7 @@ static void *poster_run(void *arg)
 		}
 		if (!n)
 			sched_yield();
-		if (p->posted >= MAX_WR - EXTRA - DEPTH) {
+		if (p->posted >= MAX_WR - EXTRA - SLOTS) {
 			poster_bad(p, "A did not fail after %llu WRs",
 				   (unsigned long long)p->posted);
 			break;
@@ -383,16 +413,24 @@ static void *poster_run(void *arg)
 	return NULL;
 }
 
-enum flush_kind { SQ_SILENT, RQ, SQ_LIVE, NKINDS };
+enum flush_kind { SQ_SILENT, RQ, SQ_LIVE, SQ_FULL, RQ_FULL, NKINDS };
 
 static const char *const kind_name[] = { "SQ, silent peer", "RQ",
-					 "SQ, live peer" };
+					 "SQ, live peer", "SQ, full",
+					 "RQ, full" };
 
 static void flush_round(struct ctx *c, int round, enum flush_kind kind,
-			uint64_t *lost_rounds, uint64_t *extra_total)
+			uint64_t *lost_rounds, uint64_t *extra_total,
+			uint64_t *refused_total)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-	struct poster p = { .c = c, .recv = kind == RQ };
+	bool recv = kind == RQ || kind == RQ_FULL;
+	bool full = kind == SQ_FULL || kind == RQ_FULL;
+	struct poster p = { .c = c, .recv = recv, .full = full,
+			    .depth = full ? SLOTS : DEPTH };
+	pthread_attr_t attr;
+	cpu_set_t cpus, old;
+	bool pinned = false;
 	char what[64];
 	pthread_t t;
 	double end;
@@ -405,26 +443,46 @@ static void flush_round(struct ctx *c, int round, enum flush_kind kind,
 	 * (it would flush whatever the flush missed), and 17 WRITEs are
 	 * fetched (256 PSNs in flight), the others not.
 	 */
-	reconnect(c, what, kind == SQ_SILENT);
+	reconnect(c, what, kind == SQ_SILENT || kind == SQ_FULL);
 	/*
 	 * Early in the flush, so that the EXTRA posts land before its end;
 	 * the kernel flushes the fetched WRITEs before it reads prod.
 	 */
-	p.trigger = kind == RQ ? 1 + rand_r(&c->seed) % 8 :
+	p.trigger = full ? 1 :
+		    kind == RQ ? 1 + rand_r(&c->seed) % 8 :
 		    kind == SQ_SILENT ? 18 + rand_r(&c->seed) % 24 :
 		    1 + rand_r(&c->seed) % 48;
-	err = pthread_create(&t, NULL, poster_run, &p);
+	/*
+	 * Full ring: the poster polls on CPU 1 while the kernel flushes on
+	 * CPU 0, in the system call of the move to ERR
+	 */
+	pthread_attr_init(&attr);
+	if (full && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		CPU_ZERO(&cpus);
+		CPU_SET(1, &cpus);
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		pinned = !pthread_getaffinity_np(pthread_self(), sizeof(old),
+						 &old) &&
+			 !pthread_setaffinity_np(pthread_self(), sizeof(cpus),
+						 &cpus);
+	}
+	err = pthread_create(&t, &attr, poster_run, &p);
+	pthread_attr_destroy(&attr);
 	if (err)
 		die("pthread_create: %s", strerror(err));
 	end = now() + 30;
 	while (!atomic_load(&p.go) && now() < end)
 		sleep_us(1000);
 	/* WRITEs: let some complete (or all be sent) first */
-	if (kind != RQ)
+	if (kind == SQ_SILENT || kind == SQ_LIVE)
 		sleep_us(1000 * (1 + rand_r(&c->seed) % 20));
 	err = ibv_modify_qp(c->a, &a, IBV_QP_STATE);
 	atomic_store(&p.moved, true);
 	pthread_join(t, NULL);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	if (err)
 		die("%s: ibv_modify_qp to ERR: %s", what, strerror(err));
 	st = qp_state(c->a);
@@ -435,6 +493,7 @@ static void flush_round(struct ctx *c, int round, enum flush_kind kind,
 		++*lost_rounds;
 	}
 	*extra_total += p.extra;
+	*refused_total += p.refused;
 	if (!p.flushed)
 		bad("%s: nothing was flushed (%llu completed ok)", what,
 		    (unsigned long long)p.ok);
@@ -546,6 +605,89 @@ static void fatal_round(struct ctx *c, int round, int post_cpu,
 		bad("%s: %d extra completions", what, n);
 }
 
+/* ------------------------------------------------------------------ one */
+
+#define ONE_WRS		8
+
+/*
+ * One error completion, then only flushes.  A posts ONE_WRS signaled
+ * WRITEs with one ibv_post_send: wr_id 0 fails (a bad rkey: B NAKs it,
+ * IBV_WC_REM_ACCESS_ERR; or, with @silent, B never answers and A's retry
+ * budget runs out: IBV_WC_RETRY_EXC_ERR), wr_id 1 has a bad lkey (a local
+ * error the kernel finds when it fetches it, right after sending wr_id 0,
+ * before wr_id 0 can have failed), the rest are fine.  wr_id 0 must
+ * complete with its error, every other one IBV_WC_WR_FLUSH_ERR, in order.
+ * Returns true if the round went wrong.
+ */
+static bool one_round(struct ctx *c, int round, bool silent)
+{
+	enum ibv_wc_status want = silent ? IBV_WC_RETRY_EXC_ERR :
+					   IBV_WC_REM_ACCESS_ERR;
+	struct ibv_send_wr wr[ONE_WRS], *bad_wr;
+	struct ibv_sge sge[ONE_WRS];
+	int i, n, got = 0, err;
+	double end = now() + 10;
+	bool wrong = false;
+	struct ibv_wc wc;
+	char what[64];
+
+	snprintf(what, sizeof(what), "one round %d (%s)", round,
+		 silent ? "retry budget" : "bad rkey");
+	/* silent: 4.2 ms x 2, RTO at most an eighth of it */
+	c->timeout = silent ? 10 : 16;
+	c->retry_cnt = silent ? 1 : 7;
+	reconnect(c, what, silent);
+	c->timeout = 16;
+	c->retry_cnt = 7;
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < ONE_WRS; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)c->buf, 64, c->mr->lkey };
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)c->buf + 2 * WRITE_LEN;
+		wr[i].wr.rdma.rkey = c->mr->rkey;
+		wr[i].next = i + 1 < ONE_WRS ? &wr[i + 1] : NULL;
+	}
+	if (!silent)
+		wr[0].wr.rdma.rkey ^= 0x5a5a00;
+	sge[1].lkey ^= 0x5a5a00;
+	err = ibv_post_send(c->a, wr, &bad_wr);
+	if (err)
+		die("%s: ibv_post_send: %s", what, strerror(err));
+	while (got < ONE_WRS) {
+		n = ibv_poll_cq(c->a_scq, 1, &wc);
+		if (n < 0)
+			die("%s: ibv_poll_cq: %d", what, n);
+		if (!n) {
+			if (now() > end)
+				die("%s: %d of %d completions missing after 10 s",
+				    what, ONE_WRS - got, ONE_WRS);
+			sched_yield();
+			continue;
+		}
+		if (wc.wr_id != (uint64_t)got ||
+		    wc.status != (got ? IBV_WC_WR_FLUSH_ERR : want)) {
+			bad("%s: completion %d: wr_id %llu %s, expected wr_id %d %s",
+			    what, got, (unsigned long long)wc.wr_id,
+			    ibv_wc_status_str(wc.status), got,
+			    ibv_wc_status_str(got ? IBV_WC_WR_FLUSH_ERR : want));
+			wrong = true;
+		}
+		got++;
+	}
+	sleep_us(2000);
+	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
+	    drain(c->b_rcq);
+	if (n) {
+		bad("%s: %d extra completions", what, n);
+		wrong = true;
+	}
+	return wrong;
+}
+
 /* Poll on CPU 1, post on CPU 0; -1 (no pinning) on a single CPU. */
 static int fatal_cpus(void)
 {
@@ -582,7 +724,8 @@ static struct ibv_qp *make_qp(struct ctx *c, struct ibv_cq *scq,
 
 int main(int argc, char **argv)
 {
-	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0;
+	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0, one_wrong = 0;
+	uint64_t refused = 0;
 	struct ibv_device **list;
 	struct ctx c = {};
 	int i, n, rounds, fatal_rounds, cpu;
@@ -601,6 +744,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	t_start = now();
 	c.seed = (unsigned int)getpid() ^ (unsigned int)(now() * 1e6);
+	c.timeout = 16;		/* 268 ms x 8: longer than a round */
+	c.retry_cnt = 7;
 	printf("qp_flush_race: seed %u, %d flush rounds, %d fatal rounds\n",
 	       c.seed, rounds, fatal_rounds);
 
@@ -634,11 +779,15 @@ int main(int argc, char **argv)
 
 	t = now();
 	for (i = 0; i < rounds; i++)
-		flush_round(&c, i, i % NKINDS, &lost[i % NKINDS], &extra);
-	printf("flush: %d rounds, with a WR lost or wrong: %llu (SQ, silent peer) %llu (RQ) %llu (SQ, live peer); %llu WRs posted while the kernel flushed; %.1f s\n",
+		flush_round(&c, i, i % NKINDS, &lost[i % NKINDS], &extra,
+			    &refused);
+	printf("flush: %d rounds, with a WR lost or wrong: %llu (SQ, silent peer) %llu (RQ) %llu (SQ, live peer) %llu (SQ, full) %llu (RQ, full); %llu WRs posted while the kernel flushed; %llu refused (ENOMEM) right after a flush completion; %.1f s\n",
 	       rounds, (unsigned long long)lost[SQ_SILENT],
 	       (unsigned long long)lost[RQ], (unsigned long long)lost[SQ_LIVE],
-	       (unsigned long long)extra, now() - t);
+	       (unsigned long long)lost[SQ_FULL],
+	       (unsigned long long)lost[RQ_FULL],
+	       (unsigned long long)extra, (unsigned long long)refused,
+	       now() - t);
 	t = now();
 	cpu = fatal_cpus();
 	for (i = 0; i < fatal_rounds; i++)
@@ -647,6 +796,12 @@ int main(int argc, char **argv)
 	       fatal_rounds, (unsigned long long)not_err,
 	       cpu < 0 ? "one CPU" : "posted on CPU 0, polled on CPU 1",
 	       now() - t);
+
+	t = now();
+	for (i = 0; i < ONE_ROUNDS; i++)
+		one_wrong += one_round(&c, i, i % 2);
+	printf("one: %d rounds, %llu with another completion than one error and then only flushes; %.1f s\n",
+	       ONE_ROUNDS, (unsigned long long)one_wrong, now() - t);
 
 	ibv_destroy_qp(c.a);
 	ibv_destroy_qp(c.b);

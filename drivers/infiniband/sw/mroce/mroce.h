@@ -286,7 +286,7 @@ struct mroce_qp {
 	struct ib_qp ibqp;
 	struct mroce_dev *mdev;
 	bool is_user;
-	enum ib_qp_state state;
+	enum ib_qp_state state;		/* written under state_lock */
 	spinlock_t state_lock;		/* state transitions */
 
 	/* connection attributes (modify_qp) */
@@ -385,6 +385,32 @@ static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
 static inline struct mroce_qp *to_mqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct mroce_qp, ibqp);
+}
+
+/*
+ * The QP state outside state_lock.  It changes under state_lock only
+ * (WRITE_ONCE), and the data path reads it without that lock (sq.lock and
+ * rq.lock do not order it): a snapshot, to be read once per decision.
+ */
+static inline enum ib_qp_state mroce_qp_state(const struct mroce_qp *qp)
+{
+	return READ_ONCE(qp->state);
+}
+
+/* RTS or SQD: the requester runs and takes responses (a snapshot) */
+static inline bool mroce_qp_sends(const struct mroce_qp *qp)
+{
+	enum ib_qp_state s = mroce_qp_state(qp);
+
+	return s == IB_QPS_RTS || s == IB_QPS_SQD;
+}
+
+/* RTR, RTS or SQD: the responder takes requests (a snapshot) */
+static inline bool mroce_qp_receives(const struct mroce_qp *qp)
+{
+	enum ib_qp_state s = mroce_qp_state(qp);
+
+	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD;
 }
 
 static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)

@@ -265,7 +265,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	spin_lock_bh(&qp->state_lock);
-	qp->state = IB_QPS_RESET;
+	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock_bh(&qp->state_lock);
 	hrtimer_cancel(&qp->sq.pace_timer);
 	tasklet_kill(&qp->sq.task);
@@ -467,7 +467,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = 0;
 	if (new == cur)
 		goto out;
-	qp->state = new;
+	WRITE_ONCE(qp->state, new);
 	spin_unlock_bh(&qp->state_lock);
 
 	switch (new) {
@@ -499,8 +499,8 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct mroce_qp *qp = to_mqp(ibqp);
 
 	memset(attr, 0, sizeof(*attr));
-	attr->qp_state = qp->state;
-	attr->cur_qp_state = qp->state;
+	attr->qp_state = mroce_qp_state(qp);
+	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = ib_mtu_int_to_enum(qp->pmtu);
 	attr->qp_access_flags = qp->access;
 	attr->qkey = qp->qkey;
@@ -534,15 +534,15 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * The QP failed (or was moved to ERR): every outstanding and posted WQE
  * completes with IB_WC_WR_FLUSH_ERR, after the one whose error failed the
  * QP, if any: the flushes post that error completion, once the state reads
- * ERR.  Any context.
+ * ERR.  Process context (modify_qp) or softirq (the requester's tasklet and
+ * timers, packet receive), never hardirq and never under sq.lock or
+ * rq.lock: state_lock is a _bh lock, as in mroce_modify_qp().
  */
 void mroce_qp_error(struct mroce_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	qp->state = IB_QPS_ERR;
-	spin_unlock_irqrestore(&qp->state_lock, flags);
+	spin_lock_bh(&qp->state_lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock_bh(&qp->state_lock);
 	mroce_sq_flush(qp);
 	mroce_rq_flush(qp);
 }
@@ -636,7 +636,7 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		mroce_req_kick(qp);
 		return 0;
 	}
-	if (qp->state < IB_QPS_RTS) {
+	if (mroce_qp_state(qp) < IB_QPS_RTS) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -708,7 +708,7 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (err)
 		*bad_wr = wr;
-	if (qp->state == IB_QPS_ERR)
+	if (mroce_qp_state(qp) == IB_QPS_ERR)
 		mroce_rq_flush(qp);
 	return err;
 }

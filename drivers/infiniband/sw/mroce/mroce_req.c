@@ -534,6 +534,18 @@ static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
 }
 
 /*
+ * @sw failed with @status, unless it failed already: the first error a
+ * WQE meets is the one it completes with.  Between the release of sq.lock
+ * and mroce_qp_error() a NAK, an RNR NAK or the retry budget can find the
+ * same WQE again.
+ */
+static void mroce_swqe_fail(struct mroce_swqe *sw, enum ib_wc_status status)
+{
+	if (sw->status == IB_WC_SUCCESS)
+		sw->status = status;
+}
+
+/*
  * Complete, in posting order, every WQE that is done.  Returns true when
  * it reaches a WQE that failed: that one stays at the tail, the caller
  * moves the QP to ERR (outside the lock: state_lock nests outside sq.lock)
@@ -791,13 +803,13 @@ static void mroce_req_do(struct mroce_qp *qp)
 	bool failed = false;
 
 	spin_lock(&qp->sq.lock);
-	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+	if (mroce_qp_sends(qp))
 		failed = qp->ibqp.qp_type == IB_QPT_RC ? mroce_req_run(qp) :
 							 mroce_req_run_ud(qp);
 	spin_unlock(&qp->sq.lock);
 	if (failed)
 		mroce_qp_error(qp);
-	else if (qp->state == IB_QPS_ERR)
+	else if (mroce_qp_state(qp) == IB_QPS_ERR)
 		mroce_sq_flush(qp);
 }
 
@@ -1070,8 +1082,9 @@ static bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 		if (mroce_verbs_retry_spent(elapsed, qp->sq.rtos_since_progress,
 					    qp->timeout, qp->retry_cnt)) {
 			mroce_req_report_stall(qp);
-			qp->sq.wqe[qp->sq.tail & qp->sq.ring.mask].status =
-				IB_WC_RETRY_EXC_ERR;
+			mroce_swqe_fail(&qp->sq.wqe[qp->sq.tail &
+						    qp->sq.ring.mask],
+					IB_WC_RETRY_EXC_ERR);
 			if (qp->sq.cur == qp->sq.tail)
 				qp->sq.cur++;
 			return mroce_sq_complete(qp);
@@ -1112,7 +1125,7 @@ enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t)
 
 	spin_lock(&qp->sq.lock);
 	qp->sq.timer_at = 0;
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+	if (!mroce_qp_sends(qp))
 		goto out;
 	now = ktime_get_ns();
 	/* probes run while the SQ is idle too: a path revives meanwhile */
@@ -1160,7 +1173,7 @@ void mroce_req_rnr(struct timer_list *t)
 	struct mroce_qp *qp = from_timer(qp, t, sq.rnr_timer);
 
 	spin_lock_bh(&qp->sq.lock);
-	if (qp->sq.rnr_wait && qp->state == IB_QPS_RTS) {
+	if (qp->sq.rnr_wait && mroce_qp_state(qp) == IB_QPS_RTS) {
 		qp->sq.rnr_wait = false;
 		mroce_req_retransmit(qp, mroce_sq_win_base(qp), U32_MAX);
 		mroce_loss_timers_sent(qp);
@@ -1307,7 +1320,7 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			return false;
 		if (qp->rnr_retry != 7) {	/* 7: retry forever */
 			if (!qp->sq.rnr_left) {
-				sw->status = IB_WC_RNR_RETRY_EXC_ERR;
+				mroce_swqe_fail(sw, IB_WC_RNR_RETRY_EXC_ERR);
 				return mroce_sq_complete(qp);
 			}
 			qp->sq.rnr_left--;
@@ -1323,10 +1336,10 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
 		if (!sw)
 			return false;
-		sw->status = pi->nak_code == MROCE_NAK_REM_ACCESS ?
-				IB_WC_REM_ACCESS_ERR :
-			     pi->nak_code == MROCE_NAK_INV_REQ ?
-				IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR;
+		mroce_swqe_fail(sw, pi->nak_code == MROCE_NAK_REM_ACCESS ?
+				    IB_WC_REM_ACCESS_ERR :
+				pi->nak_code == MROCE_NAK_INV_REQ ?
+				    IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR);
 		return mroce_sq_complete(qp);
 	}
 }
@@ -1410,7 +1423,7 @@ void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	bool failed = false;
 
 	spin_lock(&qp->sq.lock);
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+	if (!mroce_qp_sends(qp)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
 		goto out;
 	}
@@ -1441,14 +1454,19 @@ out:
 }
 
 /*
- * The QP is in ERR: complete every WQE still in the SQ, in order.  One
- * that failed (left at the tail by mroce_sq_complete()) keeps its status;
- * the rest are flushed.
+ * The QP is in ERR: complete every WQE still in the SQ, in order.  The
+ * first one keeps its status if it failed (mroce_sq_complete() left it at
+ * the tail); the rest are flushed, whatever happened to them: verbs report
+ * one error, the one that failed the QP.  A later WQE can have failed too
+ * (a local error found when it was fetched, a NAK for it before the QP
+ * read ERR), and the first one can be a WQE that did not fail when the
+ * consumer moved the QP to ERR.
  */
 void mroce_sq_flush(struct mroce_qp *qp)
 {
 	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
 	unsigned long flags;
+	bool first = true;
 	u32 prod;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -1465,22 +1483,37 @@ void mroce_sq_flush(struct mroce_qp *qp)
 	smp_mb();
 	mroce_loss_timers_stop(qp);
 	qp->sq.rnr_wait = false;
+	/*
+	 * Each slot is freed before its CQE can be seen, as in
+	 * mroce_sq_complete(): a consumer that posts as soon as it polls a
+	 * flush completion must find room, not wait for the end of a flush
+	 * of thousands.  What the CQE needs is in our copy (sw).  A WQE
+	 * posted into a freed slot lies beyond the prod read below; its
+	 * doorbell (NEED_KICK is set) flushes it after this flush.
+	 */
 	/* fetched WQEs */
-	for (; qp->sq.tail != qp->sq.head; qp->sq.tail++) {
+	while (qp->sq.tail != qp->sq.head) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
+		enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
 
-		mroce_sq_post_cqe(qp, sw, sw->status == IB_WC_SUCCESS ?
-				  IB_WC_WR_FLUSH_ERR : sw->status);
+		if (first && sw->status != IB_WC_SUCCESS)
+			st = sw->status;
+		first = false;
 		sw->status = IB_WC_WR_FLUSH_ERR;
 		mroce_swqe_release(sw);
+		qp->sq.tail++;
+		/* free the slot before its CQE can be seen */
+		smp_store_release(&hdr->cons, qp->sq.tail);
+		mroce_sq_post_cqe(qp, sw, st);
 	}
-	/* posted, never fetched: only wr_id is read from the ring */
+	qp->sq.rd_atomic = 0;
+	/* posted, never fetched: only wr_id and opcode are read */
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&hdr->prod);
 	if (prod - qp->sq.tail > qp->sq.ring.num_slots)
 		prod = qp->sq.tail + qp->sq.ring.num_slots;
-	for (; qp->sq.tail != prod; qp->sq.tail++) {
+	while (qp->sq.tail != prod) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
 		const struct mroce_send_wqe *w =
@@ -1489,13 +1522,13 @@ void mroce_sq_flush(struct mroce_qp *qp)
 		sw->wqe.wr_id = READ_ONCE(w->wr_id);
 		sw->wqe.opcode = READ_ONCE(w->opcode);
 		sw->length = 0;
+		qp->sq.tail++;
+		/* the slot's loads above before the producer may reuse it */
+		smp_store_release(&hdr->cons, qp->sq.tail);
 		mroce_sq_post_cqe(qp, sw, IB_WC_WR_FLUSH_ERR);
 	}
 	qp->sq.head = qp->sq.tail;
 	qp->sq.cur = qp->sq.tail;
-	qp->sq.rd_atomic = 0;
-	/* the slots are free for the producer after their CQEs */
-	smp_store_release(&hdr->cons, qp->sq.tail);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 

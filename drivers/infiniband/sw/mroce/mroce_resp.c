@@ -430,8 +430,7 @@ void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	spin_lock(&qp->rq.lock);
 	if (pi->src_qpn != qp->dest_qpn) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
-	} else if (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
-		   qp->state == IB_QPS_SQD) {
+	} else if (mroce_qp_receives(qp)) {
 		qp->rq.since_ack++;
 		mroce_resp_ack(qp, pi, 0, 0, 0);
 	} else {
@@ -450,11 +449,10 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	u32 d, epsn;
 
 	spin_lock(&qp->rq.lock);
-	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
-	    qp->state != IB_QPS_SQD) {
+	if (!mroce_qp_receives(qp)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
 		/* the fatal NAK may have been lost: the requester resends */
-		if (qp->state == IB_QPS_ERR && qp->rq.fatal_nak &&
+		if (mroce_qp_state(qp) == IB_QPS_ERR && qp->rq.fatal_nak &&
 		    pi->src_qpn == qp->dest_qpn)
 			mroce_resp_ack(qp, pi, qp->rq.fatal_nak, qp->rq.epsn, 0);
 		goto out;
@@ -572,8 +570,7 @@ void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	u8 grh[sizeof(struct ib_grh)] = {};
 
 	spin_lock(&qp->rq.lock);
-	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
-	    qp->state != IB_QPS_SQD) {
+	if (!mroce_qp_receives(qp)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
 		goto out;
 	}
@@ -639,7 +636,7 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	 * ran before the flush that follows the move to ERR, and that flush
 	 * sees its receives.
 	 */
-	if (qp->state != IB_QPS_ERR)
+	if (mroce_qp_state(qp) != IB_QPS_ERR)
 		goto out;
 	/*
 	 * Ask for the doorbell before reading prod: a receive published from
@@ -673,11 +670,16 @@ void mroce_rq_flush(struct mroce_qp *qp)
 			mroce_sgl_release(rw->mr, rw->num_sge);
 		rw->valid = false;
 		rw->wr_id = READ_ONCE(w->wr_id);
-		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
 		qp->rq.rq_done++;
+		/*
+		 * Free the slot before its CQE can be seen, as in
+		 * mroce_rq_complete(), and after the load of wr_id: a
+		 * receive posted into it lies beyond prod and is flushed
+		 * by its doorbell, after this flush.
+		 */
+		smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
 	}
-	/* the slots are free for the producer after their CQEs */
-	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
 out:
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
