@@ -44,6 +44,8 @@
 #define MROCE_MR_F_DEC		BIT(2)	/* dec_us is valid */
 #define MROCE_MR_F_LOSS		BIT(3)	/* loss_us is valid */
 #define MROCE_MR_F_HINT		BIT(4)	/* hint_bps/hint_us are valid */
+#define MROCE_MR_F_CONG		BIT(5)	/* cong_us is valid */
+#define MROCE_MR_CONG_SRTTS	2	/* a loss this close to CE/delay is congestion */
 
 struct mroce_mr_priv {
 	u64 hint_bps;		/* latest rate hint H */
@@ -51,6 +53,7 @@ struct mroce_mr_priv {
 	u64 round_us;		/* start of the current increase round */
 	u64 dec_us;		/* last decrease on CE or delay */
 	u64 loss_us;		/* last decrease on loss */
+	u64 cong_us;		/* last CE or delay signal */
 	u32 alpha;		/* EWMA of the CE fraction, MROCE_CC_ONE = 1 */
 	u32 rx_round;		/* packets reported in this round */
 	u32 ce_round;		/* of which CE-marked */

@@ -24,7 +24,11 @@
  *  - each round without congestion or loss: R += line / 64, up to the
  *    line rate, and up to H while the hint is younger than 4 SRTT
  *  - ACK carrying a hint: R = min(R, H) at once
- *  - loss: R = 4/5 R once per SRTT; timeout: additionally R = R / 2
+ *  - loss: R = 4/5 R once per SRTT, if CE or the delay signal came
+ *    within the last 2 SRTT; a loss without them is taken as random (a
+ *    lossy link, not a queue): no cut, and the round may still increase.
+ *    The path that lost it is penalised all the same (path table).
+ *    Timeout: R = 4/5 R once per SRTT and R = R / 2, always
  *  - R stays within [min(10 Mbit/s, line), line], a hint below the floor
  *    included
  *  - W = min(256, max(8, 2 R SRTT / packet size)) once an SRTT and the
@@ -53,6 +57,12 @@ static bool mroce_mr_hint_fresh(const struct mroce_mr_priv *mr, u64 now)
 	return (mr->flags & MROCE_MR_F_HINT) &&
 	       mroce_cc_elapsed(now, mr->hint_us) <=
 			MROCE_MR_HINT_SRTTS * mroce_mr_rtt(mr);
+}
+
+static void mroce_mr_congested(struct mroce_mr_priv *mr, u64 now)
+{
+	mr->cong_us = now;
+	mr->flags |= MROCE_MR_F_CONG;
 }
 
 /* CE and delay decreases: at most one per SRTT between them. */
@@ -165,6 +175,7 @@ static void mroce_mr_on_ack(struct mroce_cc_state *cc,
 	}
 
 	if (ce) {
+		mroce_mr_congested(mr, now);
 		mr->flags |= MROCE_MR_F_MARKED;
 		if (mroce_mr_may_cut(mr, now, rtt)) {
 			rate -= mul_u64_u32_shr(rate, mr->alpha,
@@ -187,6 +198,7 @@ static void mroce_mr_on_ack(struct mroce_cc_state *cc,
 			u32 qdelay = min_t(u32, standing - ack->min_rtt_us,
 					   USEC_PER_SEC);
 
+			mroce_mr_congested(mr, now);
 			mr->flags |= MROCE_MR_F_MARKED;
 			if (mroce_mr_may_cut(mr, now, rtt)) {
 				rate -= mul_u64_u32_div(rate, qdelay - target,
@@ -219,6 +231,11 @@ static void mroce_mr_on_loss(struct mroce_cc_state *cc, u32 lost_pkts,
 	u64 rate = cc->rate_bps;
 
 	if (!lost_pkts && !timeout)
+		return;
+	/* random loss: the link, not a queue; retransmission is enough */
+	if (!timeout && (!(mr->flags & MROCE_MR_F_CONG) ||
+			 mroce_cc_elapsed(now_us, mr->cong_us) >
+				MROCE_MR_CONG_SRTTS * mroce_mr_rtt(mr)))
 		return;
 	if (!(mr->flags & MROCE_MR_F_LOSS) ||
 	    mroce_cc_elapsed(now_us, mr->loss_us) >= mroce_mr_rtt(mr)) {

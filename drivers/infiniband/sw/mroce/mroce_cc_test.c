@@ -232,40 +232,53 @@ static void mroce_cc_test_mr_loss(struct kunit *test)
 {
 	const struct mroce_cc_ops *ops = &mroce_cc_metaroce;
 	struct mroce_cc_state cc = {};
+	u64 r;
 
 	mroce_cc_init_conn(ops, &cc, 100 * GBPS, 0);
 	cc_ack_at(ops, &cc, 0, 8, 0, 50);
+	/* no CE, no delay: a random loss, no cut */
 	ops->on_loss(&cc, 3, false, 10, 2);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 80 * GBPS);
-	/* same RTT: no further cut */
-	ops->on_loss(&cc, 1, false, 40, 5);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 80 * GBPS);
-	/* same RTT, but a timeout: halve */
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 100 * GBPS);
+	/* a timeout always cuts: x 4/5 x 1/2 */
 	ops->on_loss(&cc, 1, true, 50, 5);
 	KUNIT_EXPECT_EQ(test, cc.rate_bps, 40 * GBPS);
-	/* a new RTT: x 4/5 again; with a timeout x 4/5 x 1/2 */
-	ops->on_loss(&cc, 1, false, 60, 0);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 32 * GBPS);
-	ops->on_loss(&cc, 1, true, 200, 0);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 32 * GBPS * 4 / 5 / 2);
+	/* same RTT, another timeout: only the halving */
+	ops->on_loss(&cc, 1, true, 60, 5);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 20 * GBPS);
 	/* nothing lost, no timeout: no-op */
 	ops->on_loss(&cc, 0, false, 1000, 0);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 32 * GBPS * 4 / 5 / 2);
-	/* a loss marks the round: no increase at its end */
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 20 * GBPS);
+	/* a random loss does not mark the round: it still increases */
 	cc_ack_at(ops, &cc, 1010, 8, 0, 50);
 	ops->on_loss(&cc, 1, false, 1020, 0);
 	cc_ack_at(ops, &cc, 1070, 8, 0, 50);
-	KUNIT_EXPECT_EQ(test, cc.rate_bps, 32 * GBPS * 4 / 5 / 2 * 4 / 5);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, 20 * GBPS + 100 * GBPS / 64);
+
+	/* CE: the loss that follows within 2 SRTT is congestion, x 4/5 */
+	cc_ack_at(ops, &cc, 1100, 8, 8, 50);
+	r = cc.rate_bps;
+	KUNIT_EXPECT_LT(test, r, 20 * GBPS);
+	ops->on_loss(&cc, 1, false, 1150, 0);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, r * 4 / 5);
+	/* same SRTT: no further loss cut */
+	ops->on_loss(&cc, 1, false, 1160, 0);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, r * 4 / 5);
+	/* more than 2 SRTT after the CE: random again */
+	ops->on_loss(&cc, 1, false, 1201, 0);
+	ops->on_loss(&cc, 1, false, 1300, 0);
+	KUNIT_EXPECT_EQ(test, cc.rate_bps, r * 4 / 5);
+
 	/* timeouts bottom out at the floor */
-	ops->on_loss(&cc, 1, true, 1100, 0);
-	ops->on_loss(&cc, 1, true, 1200, 0);
-	ops->on_loss(&cc, 1, true, 1300, 0);
 	ops->on_loss(&cc, 1, true, 1400, 0);
 	ops->on_loss(&cc, 1, true, 1500, 0);
 	ops->on_loss(&cc, 1, true, 1600, 0);
 	ops->on_loss(&cc, 1, true, 1700, 0);
 	ops->on_loss(&cc, 1, true, 1800, 0);
 	ops->on_loss(&cc, 1, true, 1900, 0);
+	ops->on_loss(&cc, 1, true, 2000, 0);
+	ops->on_loss(&cc, 1, true, 2100, 0);
+	ops->on_loss(&cc, 1, true, 2200, 0);
+	ops->on_loss(&cc, 1, true, 2300, 0);
 	KUNIT_EXPECT_EQ(test, cc.rate_bps, MROCE_CC_MIN_RATE_BPS);
 }
 
