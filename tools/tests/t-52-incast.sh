@@ -69,7 +69,8 @@ sample_qps() {
 rx_goodput() {
 	awk -v mtu="$2" '
 	$1 == "T" { t = $2; next }
-	$2 ~ /^mroce3\// {
+	# from RTR on: before it, rq-psn is not yet the connection PSN
+	$2 ~ /^mroce3\// && / state (RTR|RTS) / {
 		for (i = 1; i < NF; i++) {
 			if ($i == "lqpn") q = $(i + 1)
 			if ($i == "rq-psn") p = $(i + 1)
