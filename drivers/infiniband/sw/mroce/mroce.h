@@ -439,6 +439,13 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_counter c,
 	this_cpu_add(mdev->stats->v[c], n);
 }
 
+/* The verbs retry budget starts over: progress, or work for an idle SQ. */
+static inline void mroce_sq_retry_restart(struct mroce_qp *qp)
+{
+	qp->sq.last_progress = get_jiffies_64();
+	qp->sq.rtos_since_progress = 0;
+}
+
 /* Count for the device and for the QP (rdma resource show qp -d). */
 static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 				u64 n)

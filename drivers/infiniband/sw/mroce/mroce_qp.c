@@ -139,6 +139,13 @@ static int mroce_qp_select_cc(struct mroce_qp *qp, struct ib_udata *udata)
 	return qp->sq.cc_ops ? 0 : -ENOENT;
 }
 
+/* What a full packet costs on the wire (IPv6, the largest header): rate -> window. */
+static u32 mroce_qp_pkt_bytes(const struct mroce_qp *qp)
+{
+	return qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
+	       sizeof(struct ipv6hdr);
+}
+
 /* All paths fresh and active; the count is fixed at creation. */
 static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 {
@@ -348,8 +355,7 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.ring.hdr->cons = 0;
 	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
 	qp->sq.cc_ops->init(&qp->sq.cc);
-	qp->sq.cc.pkt_bytes = qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
-			      sizeof(struct ipv6hdr);
+	qp->sq.cc.pkt_bytes = mroce_qp_pkt_bytes(qp);
 	spin_unlock_bh(&qp->sq.lock);
 
 	spin_lock_bh(&qp->rq.lock);
@@ -426,9 +432,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_PATH_MTU)
 		qp->pmtu = min(ib_mtu_enum_to_int(attr->path_mtu),
 			       ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)));
-	/* what a full packet costs on the wire, for rate -> window */
-	qp->sq.cc.pkt_bytes = qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
-			      sizeof(struct ipv6hdr);
+	qp->sq.cc.pkt_bytes = mroce_qp_pkt_bytes(qp);
 	if (mask & IB_QP_TIMEOUT)
 		qp->timeout = attr->timeout;
 	if (mask & IB_QP_RETRY_CNT)
@@ -479,8 +483,7 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		break;
 	case IB_QPS_RTS:
 		spin_lock_bh(&qp->sq.lock);
-		qp->sq.last_progress = jiffies;
-		qp->sq.rtos_since_progress = 0;
+		mroce_sq_retry_restart(qp);
 		spin_unlock_bh(&qp->sq.lock);
 		mroce_req_kick(qp);	/* WQEs posted before RTS */
 		break;

@@ -218,13 +218,6 @@ static void mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
 			       false);
 }
 
-/* The verbs retry budget starts over: progress, or work for an idle SQ. */
-static void mroce_sq_retry_restart(struct mroce_qp *qp)
-{
-	qp->sq.last_progress = get_jiffies_64();
-	qp->sq.rtos_since_progress = 0;
-}
-
 static u64 mroce_now_us64(void)
 {
 	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
@@ -250,6 +243,7 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx,
 	struct mroce_pkt_info pi = {};
 	struct sk_buff *skb;
 	u32 off = 0, len = 0;
+	u64 now_us;
 
 	pi.opcode = mroce_wire_opcode(w->opcode);
 	pi.psn = mroce_psn_add(sw->first_psn, k);
@@ -332,22 +326,22 @@ static void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx,
 
 	/*
 	 * A resend asks for an ACK at once: it settles what is still
-	 * missing (READ and ATOMIC requests are answered by responses).
+	 * missing (READ and ATOMIC requests are answered by responses).  Now
+	 * and then a new packet asks too, on a path the ACK cadence never
+	 * echoes.
 	 */
-	if (retx && (mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ))
-		pi.flags |= MROCE_F_ACK_REQ;
-	/* now and then a path the ACK cadence never echoes asks for one */
-	if (!retx && !(pi.flags & MROCE_F_ACK_REQ) &&
-	    (mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ) &&
-	    mroce_paths_want_echo(qp->sq.paths, path, mroce_now_us64(),
-				  qp->sq.rto.srtt_us))
+	now_us = mroce_now_us64();
+	if ((mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ) &&
+	    !(pi.flags & MROCE_F_ACK_REQ) &&
+	    (retx || mroce_paths_want_echo(qp->sq.paths, path, now_us,
+					   qp->sq.rto.srtt_us)))
 		pi.flags |= MROCE_F_ACK_REQ;
 	if (retx)
 		path = mroce_paths_pick_retx(qp->sq.paths,
 					     mroce_sb_slot(&qp->sq.sb, pi.psn)->path);
 	pi.path_id = path;
 	pi.path_seq = mroce_paths_sent(qp->sq.paths, path, retx);
-	pi.ts_us = mroce_now_us();
+	pi.ts_us = (u32)now_us;	/* mroce_now_us(), one clock read */
 	/*
 	 * A READ or ATOMIC request the peer acknowledged whose response is
 	 * incomplete is asked again; the scoreboard is done with its PSN,
@@ -905,13 +899,13 @@ static void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 	}
 }
 
-/* The scoreboard reports a PSN delivered or declared lost. */
-/* What the scoreboard's callback needs: one clock read per event. */
+/* What the scoreboard's callback needs: one clock read per ACK. */
 struct mroce_sb_ctx {
 	struct mroce_qp *qp;
 	u64 now_us;
 };
 
+/* The scoreboard reports a PSN delivered or declared lost. */
 static void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 			   enum mroce_sb_event ev)
 {
@@ -1273,6 +1267,11 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		qp->sq.tlp_at = 0;
 	}
 	mroce_loss_timer_arm(qp);
+	/* counted and shown whichever algorithm runs, "none" included */
+	if (pi->rate_hint_mbps) {
+		mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
+		qp->sq.hint_mbps = pi->rate_hint_mbps;
+	}
 	if (cc->on_ack) {
 		ack.now_us = ctx.now_us;
 		ack.path = pi->echo_path_id;
@@ -1296,10 +1295,6 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		ack.base_rtt_us = qp->sq.min_rtt_us ?
 				  qp->sq.min_rtt_us + ack.qdelay_target_us : 0;
 		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
-		if (ack.rate_hint_bps) {
-			mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
-			qp->sq.hint_mbps = pi->rate_hint_mbps;
-		}
 		cc->on_ack(&qp->sq.cc, &ack);
 	}
 }
