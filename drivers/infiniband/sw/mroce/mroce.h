@@ -174,7 +174,7 @@ struct mroce_av_ref {
 	struct rcu_head rcu;
 };
 
-struct mroce_ib_ah {
+struct mroce_ah {
 	struct ib_ah ibah;
 	u32 ah_num;
 	struct mroce_av_ref *ref;
@@ -423,9 +423,9 @@ static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct mroce_mr, ibmr);
 }
 
-static inline struct mroce_ib_ah *to_mah(struct ib_ah *ibah)
+static inline struct mroce_ah *to_mah(struct ib_ah *ibah)
 {
-	return container_of(ibah, struct mroce_ib_ah, ibah);
+	return container_of(ibah, struct mroce_ah, ibah);
 }
 
 static inline void *mroce_ring_slot(const struct mroce_ring *r, u32 idx)

@@ -724,7 +724,7 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
 							       GFP_ATOMIC;
 	struct mroce_dev *mdev = to_mdev(ibah->device);
-	struct mroce_ib_ah *ah = to_mah(ibah);
+	struct mroce_ah *ah = to_mah(ibah);
 	struct mroce_create_ah_resp resp = {};
 	int err;
 
@@ -766,7 +766,7 @@ err_count:
 int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct mroce_dev *mdev = to_mdev(ibah->device);
-	struct mroce_ib_ah *ah = to_mah(ibah);
+	struct mroce_ah *ah = to_mah(ibah);
 
 	/* WQEs naming it from now on fail; readers finish under RCU */
 	xa_erase(&mdev->ah_xa, ah->ah_num);

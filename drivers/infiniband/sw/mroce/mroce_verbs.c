@@ -345,7 +345,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.req_notify_cq = mroce_req_notify_cq,
 	.resize_cq = mroce_resize_cq,
 
-	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ib_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),

@@ -69,13 +69,13 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 	},
 	[MROCE_OP_ATOMIC_CMP_SWP] = {
 		.name = "ATOMIC_CMP_SWP", .hdr_len = MROCE_HLEN_ATOMIC,
-		.off_mh = BH_LEN, .off_ah = MH_END,
+		.off_mh = BH_LEN, .off_ath = MH_END,
 		.flags_ok = F_RT,
 		.props = MROCE_OPP_REQUEST,
 	},
 	[MROCE_OP_ATOMIC_FETCH_ADD] = {
 		.name = "ATOMIC_FETCH_ADD", .hdr_len = MROCE_HLEN_ATOMIC,
-		.off_mh = BH_LEN, .off_ah = MH_END,
+		.off_mh = BH_LEN, .off_ath = MH_END,
 		.flags_ok = F_RT,
 		.props = MROCE_OPP_REQUEST,
 	},
@@ -211,8 +211,8 @@ static u64 mroce_wire_decode_ext(const u8 *p,
 		info->offset = get_unaligned_be32(&rh->offset);
 		info->rd_length = get_unaligned_be32(&rh->length);
 	}
-	if (op->off_ah) {
-		const struct mroce_ah *ah = (const void *)(p + op->off_ah);
+	if (op->off_ath) {
+		const struct mroce_ath *ah = (const void *)(p + op->off_ath);
 
 		info->swap_add = get_unaligned_be64(&ah->swap_add);
 		info->compare = get_unaligned_be64(&ah->compare);
@@ -467,8 +467,8 @@ static void mroce_wire_encode_ext(u8 *p, const struct mroce_wire_opinfo *op,
 		put_unaligned_be32(info->offset, &rh->offset);
 		put_unaligned_be32(info->rd_length, &rh->length);
 	}
-	if (op->off_ah) {
-		struct mroce_ah *ah = (void *)(p + op->off_ah);
+	if (op->off_ath) {
+		struct mroce_ath *ah = (void *)(p + op->off_ath);
 
 		put_unaligned_be64(info->swap_add, &ah->swap_add);
 		put_unaligned_be64(info->compare, &ah->compare);

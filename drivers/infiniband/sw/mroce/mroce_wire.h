@@ -116,12 +116,12 @@ struct mroce_rh {
 };
 
 /*
- * Atomic Header (AH), 16 bytes: ATOMIC_CMP_SWP, ATOMIC_FETCH_ADD.
+ * Atomic Header (ATH), 16 bytes: ATOMIC_CMP_SWP, ATOMIC_FETCH_ADD.
  *
  *  0: swap value (CMP_SWP) or addend (FETCH_ADD)(64)
  *  8: compare value (CMP_SWP; reserved for FETCH_ADD)(64)
  */
-struct mroce_ah {
+struct mroce_ath {
 	__be64	swap_add;
 	__be64	compare;
 };
@@ -198,8 +198,8 @@ static_assert(sizeof(struct mroce_rh) == 24);
 static_assert(offsetof(struct mroce_rh, sink_key) == 8);
 static_assert(offsetof(struct mroce_rh, msg_len) == 12);
 static_assert(offsetof(struct mroce_rh, length) == 20);
-static_assert(sizeof(struct mroce_ah) == 16);
-static_assert(offsetof(struct mroce_ah, compare) == 8);
+static_assert(sizeof(struct mroce_ath) == 16);
+static_assert(offsetof(struct mroce_ath, compare) == 8);
 static_assert(sizeof(struct mroce_arh) == 8);
 static_assert(sizeof(struct mroce_kh) == 56);
 static_assert(offsetof(struct mroce_kh, echo_path_psn) == 8);
@@ -234,7 +234,7 @@ static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_mh) +
 static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_mh) +
 	      sizeof(struct mroce_rh) == MROCE_HLEN_READ_REQ);
 static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_mh) +
-	      sizeof(struct mroce_ah) == MROCE_HLEN_ATOMIC);
+	      sizeof(struct mroce_ath) == MROCE_HLEN_ATOMIC);
 static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_arh) ==
 	      MROCE_HLEN_ATOMIC_RESP);
 static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_kh) ==
@@ -314,7 +314,7 @@ struct mroce_wire_opinfo {
 	u8 off_dh;
 	u8 off_mh;
 	u8 off_rh;
-	u8 off_ah;
+	u8 off_ath;
 	u8 off_arh;
 	u8 off_kh;
 	u8 off_nkh;

@@ -516,7 +516,7 @@ static void mroce_wire_test_layout(struct kunit *test)
 		sum += oi->off_dh ? sizeof(struct mroce_dh) : 0;
 		sum += oi->off_mh ? sizeof(struct mroce_mh) : 0;
 		sum += oi->off_rh ? sizeof(struct mroce_rh) : 0;
-		sum += oi->off_ah ? sizeof(struct mroce_ah) : 0;
+		sum += oi->off_ath ? sizeof(struct mroce_ath) : 0;
 		sum += oi->off_arh ? sizeof(struct mroce_arh) : 0;
 		sum += oi->off_kh ? sizeof(struct mroce_kh) : 0;
 		sum += oi->off_nkh ? sizeof(struct mroce_nkh) : 0;
