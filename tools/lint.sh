@@ -18,7 +18,10 @@
 #    only make sense for kernel code (see PROVIDER_IGNORE below).
 #    --root points at the unpacked tree only so that CamelCase names
 #    defined in kernel headers (SetPageDirty, ...) are not reported.
-# 2. make -C $KDIR M=<copy> CONFIG_RDMA_MROCE=m W=1 C=1 modules, then the
+# 2. the pure protocol files (the driver Makefile's "pure protocol" group,
+#    the KUnit suites and the headers they include) include no ib_core,
+#    rdma or net header and none of the glue's headers (mroce.h, ...).
+# 3. make -C $KDIR M=<copy> CONFIG_RDMA_MROCE=m W=1 C=1 modules, then the
 #    KUnit objects (CONFIG_RDMA_MROCE_KUNIT_TEST=m) compiled alone: Debian
 #    kernels have no CONFIG_KUNIT, so they cannot be linked, but gcc W=1
 #    and sparse still see them.  The build runs in a fresh copy of Kbuild,
@@ -102,6 +105,51 @@ checkpatch_file()
 	fi
 }
 
+# The pure protocol files: the Makefile's "pure protocol" object group,
+# the KUnit suites and every header they include with quotes.
+pure_files()
+{
+	local todo f inc seen=" "
+
+	todo=$(awk '/^# pure protocol state machines/ { p = 1 }
+		p && /^$/ { exit } p' "$driver_dir/Makefile" |
+		grep -o 'mroce_[a-z0-9_]*\.o' | sed 's/\.o$/.c/' | tr '\n' ' ')
+	todo="$todo $(cd "$driver_dir" && ls ./*_test.c | sed 's|^\./||' |
+		tr '\n' ' ')"
+	while [ -n "${todo// /}" ]; do
+		f=${todo%% *}
+		todo=${todo#"$f"}
+		todo=${todo# }
+		[ -n "$f" ] || continue
+		case $seen in *" $f "*) continue ;; esac
+		seen="$seen$f "
+		echo "$f"
+		for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$driver_dir/$f"); do
+			todo="$todo $inc"
+		done
+	done
+}
+
+# No pure file includes ib_core, an rdma header or the glue's headers.
+check_pure()
+{
+	local f bad=0 n=0
+	local impure='^#include (<rdma/|<net/|"mroce\.h"|"mroce_sq\.h"|"mroce_xport\.h")'
+
+	for f in $(pure_files); do
+		n=$((n + 1))
+		if [ ! -f "$driver_dir/$f" ]; then
+			echo "lint: pure file $f does not exist" >&2
+			bad=$((bad + 1))
+		elif grep -nE "$impure" "$driver_dir/$f" >"$tmp/impure"; then
+			sed "s|^|$mod/$f:|" "$tmp/impure" >&2
+			bad=$((bad + 1))
+		fi
+	done
+	pure_count=$n
+	return $bad
+}
+
 build()
 {
 	make -C "$kdir" M="$tmp" W=1 C=1 CONFIG_RDMA_MROCE=m "$@" 2>&1 |
@@ -143,7 +191,15 @@ main()
 		cp_result="checkpatch $cp_bad of $cp_files files with problems"
 	fi
 
-	# --- 2. W=1 C=1 build -------------------------------------------
+	# --- 2. the pure protocol files stay pure ------------------------
+	if check_pure; then
+		pure_result="$pure_count pure files free of ib_core"
+	else
+		pure_result="pure files include ib_core headers"
+		pure_bad=1
+	fi
+
+	# --- 3. W=1 C=1 build -------------------------------------------
 	kdir=${KDIR:-$("$root/tools/kdir.sh")} || fail "no kernel build dir"
 	command -v sparse >/dev/null || fail "sparse not installed (apt-get install sparse)"
 
@@ -177,12 +233,13 @@ main()
 		build_result="W=1 C=1 clean"
 	fi
 
-	if [ $cp_bad -ne 0 ] || [ $build_ok -eq 0 ] || [ "$nwarn" -ne 0 ]; then
+	if [ $cp_bad -ne 0 ] || [ $build_ok -eq 0 ] || [ "$nwarn" -ne 0 ] ||
+	   [ "${pure_bad:-0}" -ne 0 ]; then
 		[ "$nwarn" -ne 0 ] && grep -iE 'warning:|error:' "$log" >&2
-		echo "lint: FAILED: $cp_result, $build_result"
+		echo "lint: FAILED: $cp_result, $pure_result, $build_result"
 		exit 1
 	fi
-	echo "lint: $cp_result, $build_result"
+	echo "lint: $cp_result, $pure_result, $build_result"
 }
 
 main "$@"

@@ -225,9 +225,33 @@ struct mroce_mr {
 	struct rcu_head rcu;
 };
 
+/*
+ * What a send work request opcode does (mroce_wr_ops[], mroce_opcode.c):
+ * the engines test these bits, never opcodes one by one.
+ */
+#define MROCE_WR_RC		BIT(0)	/* may be posted on an RC QP */
+#define MROCE_WR_UD		BIT(1)	/* ... on a UD or GSI QP */
+#define MROCE_WR_RDMA		BIT(2)	/* wr.rdma: remote address and rkey */
+#define MROCE_WR_ATOMIC		BIT(3)	/* wr.atomic: 8 bytes, remote atomic */
+#define MROCE_WR_READ		BIT(4)	/* remote data comes back: READ */
+#define MROCE_WR_RWQE		BIT(5)	/* consumes a receive WQE at the peer */
+#define MROCE_WR_IMM		BIT(6)	/* carries immediate data */
+#define MROCE_WR_INLINE		BIT(7)	/* payload may be posted inline */
+/* waits for an answer, takes a READ/ATOMIC credit; local SGEs are written */
+#define MROCE_WR_RD_ATOMIC	(MROCE_WR_READ | MROCE_WR_ATOMIC)
+
+struct mroce_wr_opinfo {
+	const char *name;
+	u8 wire_op;			/* RC request packet opcode */
+	u8 ud_op;			/* UD packet opcode, 0: none */
+	enum ib_wc_opcode wc_op;	/* send completion opcode */
+	u16 mask;			/* MROCE_WR_* */
+};
+
 /* The kernel's private copy of a send WQE, with its resolved SGEs. */
 struct mroce_swqe {
 	struct mroce_send_wqe wqe;
+	const struct mroce_wr_opinfo *op;	/* of wqe.opcode, once fetched */
 	struct mroce_sge sge[MROCE_MAX_SGE];
 	struct mroce_mr *mr[MROCE_MAX_SGE];	/* references held */
 	u8 *inline_data;		/* points into qp->sq.inline_buf */
@@ -275,6 +299,17 @@ struct mroce_rslot {
 	enum mroce_nak_code nak;	/* deferred fatal NAK */
 	u16 sport;		/* the request's source port: answers take it */
 };
+
+/* The deadlines of the send side's loss timer (mroce_timer.c). */
+enum mroce_deadline {
+	MROCE_DL_REORDER,		/* RACK reorder wait */
+	MROCE_DL_TLP,			/* tail probe */
+	MROCE_DL_RTO,			/* retransmission timeout */
+	MROCE_DL_PROBE,			/* a dead path is to be probed */
+	MROCE_NUM_DEADLINES
+};
+
+extern const char *const mroce_deadline_name[MROCE_NUM_DEADLINES];
 
 struct mroce_atomic_res {
 	u32 psn;
@@ -334,13 +369,10 @@ struct mroce_qp {
 		u64 last_progress;	/* jiffies of the last ACK progress */
 		u32 rtos_since_progress;	/* RTO expiries since then */
 		struct mroce_rto rto;
-		/* one timer for the reorder wait, tail probe and RTO (ns) */
+		/* one timer for every deadline (mroce_timer.c) */
 		struct hrtimer loss_timer;
 		u64 timer_at;		/* when loss_timer is due, 0: idle */
-		u64 reo_at;
-		u64 tlp_at;
-		u64 rto_at;
-		u64 probe_at;		/* a dead path is to be probed */
+		u64 due[MROCE_NUM_DEADLINES];	/* ns, 0: unset */
 		bool tlp_out;		/* a probe is out, no ACK since */
 		u32 rnr_left;
 		bool rnr_wait;
@@ -376,6 +408,18 @@ struct mroce_qp {
 		u32 atomic_next;
 	} rq;
 };
+
+/* The clock of every protocol timestamp and deadline: ktime_get_ns(). */
+static inline u64 mroce_now_us64(void)
+{
+	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/* The same clock, as the 32-bit timestamps on the wire carry it. */
+static inline u32 mroce_now_us(void)
+{
+	return (u32)mroce_now_us64();
+}
 
 static inline struct mroce_dev *to_mdev(struct ib_device *ibdev)
 {
@@ -516,25 +560,32 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		    struct ib_udata *udata);
-int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
 void mroce_qp_put(struct mroce_qp *qp);
 void mroce_qp_error(struct mroce_qp *qp);
+
+/* mroce_ah.c */
+int mroce_av_from_ah_attr(struct mroce_av *av, const struct rdma_ah_attr *ah);
+int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int mroce_destroy_ah(struct ib_ah *ibah, u32 flags);
 int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
 		struct mroce_av *av);
 
-/* mroce_req.c: requester and completer */
+/* mroce_req.c: requester */
 void mroce_req_task(struct tasklet_struct *t);
 void mroce_req_kick(struct mroce_qp *qp);
-enum hrtimer_restart mroce_req_loss_timer(struct hrtimer *t);
 enum hrtimer_restart mroce_req_pace_timer(struct hrtimer *t);
-void mroce_req_rnr(struct timer_list *t);
+
+/* mroce_comp.c: completer */
 void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);
 void mroce_sq_flush(struct mroce_qp *qp);
 void mroce_sq_release(struct mroce_qp *qp);
+
+/* mroce_timer.c: the send side's loss timer, the RNR wait */
+enum hrtimer_restart mroce_timer_fire(struct hrtimer *t);
+void mroce_timer_rnr(struct timer_list *t);
 
 /* mroce_resp.c: responder */
 void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi);
@@ -554,7 +605,18 @@ int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
 		      struct mroce_pkt_info *pi);
-u32 mroce_now_us(void);
+
+/* mroce_opcode.c */
+const struct mroce_wr_opinfo *mroce_wr_opinfo(unsigned int op);
+enum ib_wc_opcode mroce_wr_wc_opcode(unsigned int op);
+
+/* Is @op (a WQE's opcode field: anything) a supported opcode with @mask? */
+static inline bool mroce_wr_is(unsigned int op, u16 mask)
+{
+	const struct mroce_wr_opinfo *info = mroce_wr_opinfo(op);
+
+	return info && (info->mask & mask);
+}
 
 /* mroce_verbs.c */
 extern const struct ib_device_ops mroce_dev_ops;

@@ -12,11 +12,6 @@
 
 #include "mroce.h"
 
-u32 mroce_now_us(void)
-{
-	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
-}
-
 /*
  * An skb for a packet with @payload bytes of payload: skb->data is where
  * the payload goes; the MetaRoCE, UDP, IP and link headers are pushed in

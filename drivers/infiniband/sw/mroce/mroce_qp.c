@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * mroce queue pairs: creation, the IB state machine (modify_qp), the
- * kernel consumers' post_send/post_recv, address handles.
+ * kernel consumers' post_send/post_recv.
  *
  * A QP owns two rings (SQ, RQ).  User QPs share them with the process;
  * kernel QPs fill them from post_send/post_recv.  Either way the data
@@ -9,8 +9,6 @@
  */
 
 #include <linux/jhash.h>
-#include <rdma/ib_addr.h>
-#include <rdma/ib_cache.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "mroce.h"
@@ -153,7 +151,7 @@ static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 		return;
 	mroce_paths_init(qp->sq.paths, n ?: qp->sq.paths->n, MROCE_WINDOW,
 			 qp->sq.cc_ops->path_windows,
-			 div_u64(ktime_get_ns(), NSEC_PER_USEC));
+			 mroce_now_us64());
 	/* a software host's RTT jitter dwarfs any queueing-delay target */
 	qp->sq.paths->qdelay_target_us = 0;
 }
@@ -198,11 +196,11 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	qp->sq.loss_timer.function = mroce_req_loss_timer;
+	qp->sq.loss_timer.function = mroce_timer_fire;
 	hrtimer_init(&qp->sq.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->sq.pace_timer.function = mroce_req_pace_timer;
 	mroce_pacer_init(&qp->sq.pacer);
-	timer_setup(&qp->sq.rnr_timer, mroce_req_rnr, 0);
+	timer_setup(&qp->sq.rnr_timer, mroce_timer_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
 	/* RC: path_mtu comes with RTR; UD: one packet per message, the port MTU */
 	qp->pmtu = init->qp_type == IB_QPT_RC ?
@@ -286,41 +284,6 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* The address vector of a RoCE v2 GRH: IPv4 or IPv6, from the GIDs. */
-static int mroce_av_from_ah_attr(struct mroce_av *av,
-				 const struct rdma_ah_attr *ah)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
-	const struct ib_gid_attr *sgid_attr = ah->grh.sgid_attr;
-
-	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) || !sgid_attr)
-		return -EINVAL;
-	if (sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
-		return -EINVAL;	/* MetaRoCE runs over UDP/IP only */
-
-	memset(av, 0, sizeof(*av));
-	switch (rdma_gid_attr_network_type(sgid_attr)) {
-	case RDMA_NETWORK_IPV4:
-		av->family = AF_INET;
-		if (!ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw))
-			return -EINVAL;
-		break;
-	case RDMA_NETWORK_IPV6:
-		av->family = AF_INET6;
-		if (ipv6_addr_v4mapped((struct in6_addr *)grh->dgid.raw))
-			return -EINVAL;
-		break;
-	default:
-		return -EINVAL;
-	}
-	rdma_gid2ip((struct sockaddr *)&av->saddr, &sgid_attr->gid);
-	rdma_gid2ip((struct sockaddr *)&av->daddr, &grh->dgid);
-	av->tclass = grh->traffic_class;
-	av->hop_limit = grh->hop_limit;
-	av->flow_label = grh->flow_label;
-	return 0;
-}
-
 /* Forget everything about the connection: RESET. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
@@ -342,14 +305,11 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	qp->sq.rto.max_us = mroce_rto_max_for(qp->timeout, qp->retry_cnt);
 	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
 	mroce_qp_paths_init(qp, 0);
-	qp->sq.probe_at = 0;
 	qp->sq.min_rtt_us = 0;
 	qp->sq.min_rtt_at = 0;
 	qp->sq.hint_mbps = 0;
 	qp->sq.timer_at = 0;
-	qp->sq.reo_at = 0;
-	qp->sq.tlp_at = 0;
-	qp->sq.rto_at = 0;
+	memset(qp->sq.due, 0, sizeof(qp->sq.due));
 	qp->sq.tlp_out = false;
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;
@@ -555,36 +515,27 @@ void mroce_qp_error(struct mroce_qp *qp)
 static int mroce_wr_to_wqe(struct mroce_qp *qp, const struct ib_send_wr *wr,
 			   struct mroce_send_wqe *w)
 {
+	const struct mroce_wr_opinfo *op = mroce_wr_opinfo(wr->opcode);
 	struct mroce_sge *sge = (void *)(w + 1);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	u32 len = 0;
 	int i;
 
 	memset(w, 0, sizeof(*w));
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
+	if (!op || !(op->mask & (rc ? MROCE_WR_RC : MROCE_WR_UD)))
+		return -EINVAL;
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	if (op->mask & MROCE_WR_RDMA) {
 		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	} else if (op->mask & MROCE_WR_ATOMIC) {
 		w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
 		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
 		w->wr.atomic.swap = atomic_wr(wr)->swap;
 		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
-		break;
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		break;
-	default:
-		return -EINVAL;
 	}
-	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
-		return -EINVAL;
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
-		if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
-			return -EINVAL;
+	if (!rc) {
 		w->wr.ud.ah_num = to_mah(ud_wr(wr)->ah)->ah_num;
 		w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
@@ -713,81 +664,5 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 	if (mroce_qp_state(qp) == IB_QPS_ERR)
 		mroce_rq_flush(qp);
-	return err;
-}
-
-/* --- address handles ------------------------------------------------- */
-
-int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		    struct ib_udata *udata)
-{
-	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
-							       GFP_ATOMIC;
-	struct mroce_dev *mdev = to_mdev(ibah->device);
-	struct mroce_ah *ah = to_mah(ibah);
-	struct mroce_create_ah_resp resp = {};
-	int err;
-
-	if (atomic_inc_return(&mdev->num_ahs) > MROCE_MAX_AH) {
-		err = -ENOMEM;
-		goto err_count;
-	}
-	ah->ref = kzalloc(sizeof(*ah->ref), gfp);
-	if (!ah->ref) {
-		err = -ENOMEM;
-		goto err_count;
-	}
-	err = mroce_av_from_ah_attr(&ah->ref->av, init->ah_attr);
-	if (err)
-		goto err_free;
-	ah->ref->pd = ibah->pd;
-	err = xa_alloc_cyclic(&mdev->ah_xa, &ah->ah_num, ah->ref,
-			      XA_LIMIT(1, INT_MAX), &mdev->next_ah, gfp);
-	if (err < 0)
-		goto err_free;
-	/* only UD senders need the number; RC-only providers ask for none */
-	if (udata && udata->outlen >= sizeof(resp)) {
-		resp.ah_num = ah->ah_num;
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-		if (err)
-			goto err_xa;
-	}
-	return 0;
-
-err_xa:
-	xa_erase(&mdev->ah_xa, ah->ah_num);
-err_free:
-	kfree_rcu(ah->ref, rcu);
-err_count:
-	atomic_dec(&mdev->num_ahs);
-	return err;
-}
-
-int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
-{
-	struct mroce_dev *mdev = to_mdev(ibah->device);
-	struct mroce_ah *ah = to_mah(ibah);
-
-	/* WQEs naming it from now on fail; readers finish under RCU */
-	xa_erase(&mdev->ah_xa, ah->ah_num);
-	kfree_rcu(ah->ref, rcu);
-	atomic_dec(&mdev->num_ahs);
-	return 0;
-}
-
-/* The address of AH @ah_num, if it exists and belongs to @pd. */
-int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
-		struct mroce_av *av)
-{
-	struct mroce_av_ref *ref;
-	int err = -EINVAL;
-
-	rcu_read_lock();
-	ref = xa_load(&mdev->ah_xa, ah_num);
-	if (ref && ref->pd == pd) {
-		*av = ref->av;
-		err = 0;
-	}
-	rcu_read_unlock();
 	return err;
 }

@@ -28,7 +28,7 @@
 static u32 mroce_resp_rate_hint(struct mroce_qp *qp)
 {
 	struct mroce_dev *mdev = qp->mdev;
-	u64 now = div_u64(ktime_get_ns(), NSEC_PER_USEC);
+	u64 now = mroce_now_us64();
 	u32 hint;
 
 	spin_lock(&mdev->rh_lock);
@@ -129,22 +129,31 @@ static struct mroce_rwqe *mroce_rq_wqe(struct mroce_qp *qp, u32 seq,
 	return rw;
 }
 
+/* The opcode properties of what a slot holds (a parsed, valid opcode). */
+static u16 mroce_rslot_props(const struct mroce_rslot *s)
+{
+	const struct mroce_wire_opinfo *op = s ? mroce_wire_opinfo(s->opcode) :
+						 NULL;
+
+	return op ? op->props : 0;
+}
+
 static void mroce_rq_post_cqe(struct mroce_qp *qp, struct mroce_rwqe *rw,
 			      const struct mroce_rslot *s,
 			      enum ib_wc_status status)
 {
+	u16 props = mroce_rslot_props(s);
 	struct mroce_cqe cqe = {
 		.wr_id = rw->wr_id,
 		.status = status,
-		.opcode = s && s->opcode == MROCE_OP_WRITE_IMM ?
-			  IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV,
+		.opcode = props & MROCE_OPP_WRITE ? IB_WC_RECV_RDMA_WITH_IMM :
+						    IB_WC_RECV,
 		.byte_len = s ? s->msg_len : 0,
 		.qp_num = qp->ibqp.qp_num,
 		.src_qp = qp->dest_qpn,
 	};
 
-	if (s && (s->opcode == MROCE_OP_SEND_IMM ||
-		  s->opcode == MROCE_OP_WRITE_IMM)) {
+	if (props & MROCE_OPP_IMM) {
 		cqe.flags = MROCE_CQE_WITH_IMM;
 		cqe.imm_data = (__force u32)cpu_to_be32(s->imm);
 	}
@@ -305,11 +314,11 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 		u32 psn = qp->rq.epsn;
 		struct mroce_rslot *s = &qp->rq.slot[psn % MROCE_WINDOW];
 		enum mroce_nak_code nak = s->nak;
+		u16 props = mroce_rslot_props(s);
 
-		if (!nak && s->opcode == MROCE_OP_READ_REQ)
+		if (!nak && (props & MROCE_OPP_READ))
 			nak = mroce_resp_read(qp, s, psn);
-		else if (!nak && (s->opcode == MROCE_OP_ATOMIC_CMP_SWP ||
-				  s->opcode == MROCE_OP_ATOMIC_FETCH_ADD))
+		else if (!nak && (props & MROCE_OPP_ATOMIC))
 			nak = mroce_resp_atomic(qp, s, psn);
 		if (nak) {
 			/*
@@ -321,9 +330,7 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 			mroce_resp_ack(qp, trig, nak, psn, 0);
 			return true;
 		}
-		if ((s->flags & MROCE_F_LAST) &&
-		    (s->opcode == MROCE_OP_SEND || s->opcode == MROCE_OP_SEND_IMM ||
-		     s->opcode == MROCE_OP_WRITE_IMM))
+		if ((s->flags & MROCE_F_LAST) && (props & MROCE_OPP_RWQE))
 			mroce_rq_complete(qp, s, IB_WC_SUCCESS);
 		clear_bit(psn % MROCE_WINDOW, qp->rq.seen);
 		qp->rq.epsn = mroce_psn_add(psn, 1);
@@ -382,21 +389,21 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 			    struct sk_buff *skb)
 {
-	bool consumes = pi->opcode != MROCE_OP_WRITE;
+	u16 props = mroce_wire_opinfo(pi->opcode)->props;
 	enum ib_wc_status st = IB_WC_SUCCESS;
 	struct mroce_rwqe *rw = NULL;
 	struct mroce_mr *mr;
 
 	/* WRITE_WITH_IMM needs its receive WQE only to complete */
-	if (consumes && (pi->opcode != MROCE_OP_WRITE_IMM ||
-			 (pi->flags & MROCE_F_LAST))) {
+	if ((props & MROCE_OPP_RWQE) &&
+	    (!(props & MROCE_OPP_WRITE) || (pi->flags & MROCE_F_LAST))) {
 		rw = mroce_rq_wqe(qp, pi->rq_seq, &st);
 		if (!rw)
 			return -EAGAIN;
 		if (st != IB_WC_SUCCESS)
 			return MROCE_NAK_REM_OP;
 	}
-	if (pi->opcode == MROCE_OP_SEND || pi->opcode == MROCE_OP_SEND_IMM) {
+	if (!(props & MROCE_OPP_WRITE)) {	/* SEND: into the receive WQE */
 		if (pi->msg_len > rw->length)
 			return MROCE_NAK_INV_REQ;
 		if (pi->payload_len &&
@@ -603,7 +610,7 @@ void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 				       pi->payload_len))
 			st = IB_WC_LOC_PROT_ERR;
 	}
-	if (pi->opcode == MROCE_OP_UD_SEND_IMM) {
+	if (mroce_wire_opinfo(pi->opcode)->props & MROCE_OPP_IMM) {
 		cqe.flags |= MROCE_CQE_WITH_IMM;
 		cqe.imm_data = (__force u32)cpu_to_be32(pi->imm);
 	}
@@ -652,8 +659,7 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	s = &qp->rq.slot[qp->rq.epsn % MROCE_WINDOW];
 	if (qp->rq.fatal_nak &&
 	    test_and_clear_bit(qp->rq.epsn % MROCE_WINDOW, qp->rq.seen) &&
-	    (s->opcode == MROCE_OP_SEND || s->opcode == MROCE_OP_SEND_IMM ||
-	     s->opcode == MROCE_OP_WRITE_IMM))
+	    (mroce_rslot_props(s) & MROCE_OPP_RWQE))
 		mroce_rq_complete(qp, s, qp->rq.fatal_nak == MROCE_NAK_INV_REQ ?
 				  IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 	/* pairs with the producer's release of prod */

@@ -46,20 +46,21 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 		.name = "RDMA_WRITE", .hdr_len = MROCE_HLEN_WRITE,
 		.off_mh = BH_LEN, .off_dh = MH_END,
 		.flags_ok = F_AR | F_FL | F_RT,
-		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_REQUEST | MROCE_OPP_MSG,
+		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_REQUEST | MROCE_OPP_MSG |
+			 MROCE_OPP_WRITE,
 	},
 	[MROCE_OP_WRITE_IMM] = {
 		.name = "RDMA_WRITE_WITH_IMM", .hdr_len = MROCE_HLEN_WRITE,
 		.off_mh = BH_LEN, .off_dh = MH_END,
 		.flags_ok = F_AR | F_SE | F_FL | F_RT,
 		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_IMM |
-			 MROCE_OPP_REQUEST | MROCE_OPP_MSG,
+			 MROCE_OPP_REQUEST | MROCE_OPP_MSG | MROCE_OPP_WRITE,
 	},
 	[MROCE_OP_READ_REQ] = {
 		.name = "RDMA_READ_REQ", .hdr_len = MROCE_HLEN_READ_REQ,
 		.off_mh = BH_LEN, .off_rh = MH_END,
 		.flags_ok = F_RT,
-		.props = MROCE_OPP_REQUEST,
+		.props = MROCE_OPP_REQUEST | MROCE_OPP_READ,
 	},
 	[MROCE_OP_READ_RESP] = {
 		.name = "RDMA_READ_RESP", .hdr_len = MROCE_HLEN_WRITE,
@@ -71,13 +72,13 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 		.name = "ATOMIC_CMP_SWP", .hdr_len = MROCE_HLEN_ATOMIC,
 		.off_mh = BH_LEN, .off_ath = MH_END,
 		.flags_ok = F_RT,
-		.props = MROCE_OPP_REQUEST,
+		.props = MROCE_OPP_REQUEST | MROCE_OPP_ATOMIC,
 	},
 	[MROCE_OP_ATOMIC_FETCH_ADD] = {
 		.name = "ATOMIC_FETCH_ADD", .hdr_len = MROCE_HLEN_ATOMIC,
 		.off_mh = BH_LEN, .off_ath = MH_END,
 		.flags_ok = F_RT,
-		.props = MROCE_OPP_REQUEST,
+		.props = MROCE_OPP_REQUEST | MROCE_OPP_ATOMIC,
 	},
 	[MROCE_OP_ATOMIC_RESP] = {
 		.name = "ATOMIC_RESP", .hdr_len = MROCE_HLEN_ATOMIC_RESP,

@@ -301,6 +301,9 @@ enum mroce_nak_code {
 #define MROCE_OPP_ACKNOWLEDGE	BIT(5)	/* ACK or NAK */
 #define MROCE_OPP_DATAGRAM	BIT(6)	/* UD, no reliability */
 #define MROCE_OPP_MSG		BIT(7)	/* DH: offset/msg_len, FIRST/LAST */
+#define MROCE_OPP_WRITE		BIT(8)	/* payload placed at MH's address */
+#define MROCE_OPP_READ		BIT(9)	/* READ request: answered with data */
+#define MROCE_OPP_ATOMIC	BIT(10)	/* ATOMIC request: executed once */
 
 /* BH fields an opcode does not use: they are reserved, must be zero. */
 #define MROCE_BHZ_PSN		BIT(0)

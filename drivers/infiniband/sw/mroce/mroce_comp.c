@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce completer: what the peer says about this QP's requests.
+ *
+ * Runs from the receive path on ACK, NAK and READ/ATOMIC response
+ * packets: feeds acknowledgments to the send scoreboard (mroce_sb.c) and
+ * RTT samples to the RTO estimator, the path table and the congestion
+ * control, places READ and ATOMIC results, and completes WQEs in posting
+ * order.  What the scoreboard then declares lost goes to the loss
+ * recovery (mroce_recovery.c).  Also the flush of a QP in ERR.
+ *
+ * Everything here runs under qp->sq.lock.
+ */
+
+#include <linux/jiffies.h>
+
+#include "mroce_sq.h"
+
+static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
+			      enum ib_wc_status status)
+{
+	struct mroce_cqe cqe = {
+		.wr_id = sw->wqe.wr_id,
+		.status = status,
+		.opcode = mroce_wr_wc_opcode(sw->wqe.opcode),
+		.byte_len = sw->length,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	mroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/*
+ * @sw failed with @status, unless it failed already: the first error a
+ * WQE meets is the one it completes with.  Between the release of sq.lock
+ * and mroce_qp_error() a NAK, an RNR NAK or the retry budget can find the
+ * same WQE again.
+ */
+void mroce_swqe_fail(struct mroce_swqe *sw, enum ib_wc_status status)
+{
+	if (sw->status == IB_WC_SUCCESS)
+		sw->status = status;
+}
+
+/*
+ * Complete, in posting order, every WQE that is done.  Returns true when
+ * it reaches a WQE that failed: that one stays at the tail, the caller
+ * moves the QP to ERR (outside the lock: state_lock nests outside sq.lock)
+ * and mroce_sq_flush() completes it with its status, ahead of the flushed
+ * ones.  So the consumer never sees the error completion while the QP
+ * still reads RTS.
+ */
+bool mroce_sq_complete(struct mroce_qp *qp)
+{
+	while (qp->sq.tail != qp->sq.cur) {
+		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
+						     qp->sq.ring.mask];
+
+		if (sw->status != IB_WC_SUCCESS)
+			return true;
+		if (qp->ibqp.qp_type == IB_QPT_RC) {
+			if (sw->op->mask & MROCE_WR_READ) {
+				if (sw->read_got < sw->read_segs)
+					break;
+			} else if (sw->op->mask & MROCE_WR_ATOMIC) {
+				if (!sw->done)
+					break;
+			} else if (!mroce_psn_before(mroce_psn_add(sw->first_psn,
+								   sw->npkts - 1),
+						     qp->sq.sb.una)) {
+				break;
+			}
+		}
+		if (sw->op->mask & MROCE_WR_RD_ATOMIC)
+			qp->sq.rd_atomic--;
+		mroce_swqe_release(sw);
+		qp->sq.tail++;
+		/*
+		 * Free the slot before the CQE can be seen: a consumer that
+		 * posts as soon as it polls must find room (sw is our copy).
+		 */
+		smp_store_release(&qp->sq.ring.hdr->cons, qp->sq.tail);
+		if (qp->sq_sig_all || (sw->wqe.flags & MROCE_WQE_SIGNALED))
+			mroce_sq_post_cqe(qp, sw, IB_WC_SUCCESS);
+	}
+	if (qp->sq.tail == qp->sq.head)
+		mroce_timer_stop(qp);
+	return false;
+}
+
+/* The peer made progress: the verbs retry clock restarts. */
+static void mroce_sq_progress(struct mroce_qp *qp, u64 now)
+{
+	mroce_sq_retry_restart(qp);
+	mroce_rto_progress(&qp->sq.rto);
+	qp->sq.rnr_left = qp->rnr_retry;
+	mroce_timer_rto_restart(qp, now);
+}
+
+/* Everything before @psn has arrived at the peer (a READ/ATOMIC answer). */
+static void mroce_sq_ack_to(struct mroce_qp *qp, u32 psn)
+{
+	u64 now = ktime_get_ns();
+	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
+
+	if (mroce_sb_ack(&qp->sq.sb, psn, NULL, mroce_sb_event, &ctx) > 0) {
+		mroce_sq_progress(qp, now);
+		mroce_timer_arm(qp);
+	}
+}
+
+/*
+ * The connection's minimum RTT, over the last MROCE_MIN_RTT_WIN_US: a
+ * lifetime minimum would hold a route's RTT after the route changed.
+ * Expired, it restarts from the current sample, as BBR's does.
+ */
+static void mroce_min_rtt_update(struct mroce_qp *qp, u32 rtt, u64 now_us)
+{
+	if (!qp->sq.min_rtt_us || rtt <= qp->sq.min_rtt_us ||
+	    now_us - qp->sq.min_rtt_at > MROCE_MIN_RTT_WIN_US) {
+		qp->sq.min_rtt_us = max(rtt, 1U);
+		qp->sq.min_rtt_at = now_us;
+	}
+}
+
+static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
+	struct mroce_sb *sb = &qp->sq.sb;
+	struct mroce_cc_ack ack = {};
+	u64 now = ktime_get_ns();
+	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
+	int delivered;
+
+	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+		return;
+	}
+	/*
+	 * The peer got a PSN we resent twice: both copies arrived, the
+	 * resend was spurious (reordering, not loss); the detector becomes
+	 * more patient.
+	 */
+	if ((pi->echo_flags & MROCE_ECHO_DUP) &&
+	    mroce_sb_dup_echo(sb, pi->echo_psn))
+		mroce_qcount(qp, MROCE_CNT_RETX_SPURIOUS, 1);
+	/* the echoed timestamp is this transmission's: always a valid RTT */
+	if (pi->rx_count) {
+		u32 rtt = (u32)ctx.now_us - pi->echo_ts - pi->ack_delay_us;
+
+		if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
+			mroce_rto_sample(&qp->sq.rto, rtt);
+			mroce_min_rtt_update(qp, rtt, ctx.now_us);
+			ack.rtt_us = rtt;
+		}
+	}
+	if (pi->rx_count &&
+	    mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,
+				    pi->echo_path_seq, ctx.now_us)) {
+		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
+		mroce_timer_probe_restart(qp);
+	}
+	/* the echo names exactly the copy that arrived */
+	if (pi->rx_count && pi->opcode == MROCE_OP_ACK)
+		mroce_sb_echo(sb, pi->echo_path_id, pi->echo_path_seq,
+			      pi->echo_ts);
+	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, &ctx);
+	if (pi->rx_count)
+		mroce_paths_echo(qp->sq.paths, pi->echo_path_id, ack.rtt_us,
+				 pi->echo_flags & MROCE_ECHO_CE, ctx.now_us);
+	if (delivered > 0)
+		mroce_sq_progress(qp, now);
+	qp->sq.tlp_out = false;
+	if (mroce_psn_before(sb->una, sb->nxt)) {
+		mroce_req_recover(qp, now);
+		mroce_timer_tlp_restart(qp, now);
+	} else {
+		qp->sq.due[MROCE_DL_REORDER] = 0;
+		qp->sq.due[MROCE_DL_TLP] = 0;
+	}
+	mroce_timer_arm(qp);
+	/* counted and shown whichever algorithm runs, "none" included */
+	if (pi->rate_hint_mbps) {
+		mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
+		qp->sq.hint_mbps = pi->rate_hint_mbps;
+	}
+	if (cc->on_ack) {
+		ack.now_us = ctx.now_us;
+		ack.path = pi->echo_path_id;
+		ack.acked_pkts = max(delivered, 0);
+		ack.inflight_pkts = mroce_sb_outstanding(sb);
+		ack.rx_count = pi->rx_count;
+		ack.ce_count = pi->ce_count;
+		ack.echo_ce = pi->echo_flags & MROCE_ECHO_CE;
+		ack.srtt_us = qp->sq.rto.srtt_us;
+		/*
+		 * The delay signal, with a target fit for a software host
+		 * (module parameter qdelay_target_us, 0: off)
+		 */
+		ack.qdelay_target_us = READ_ONCE(mroce_qdelay_target_us);
+		ack.min_rtt_us = ack.qdelay_target_us ? qp->sq.min_rtt_us : 0;
+		/*
+		 * The window covers the RTT the delay signal tolerates: on
+		 * a loaded software host the RTT is far above the idle
+		 * minimum without any network queue.
+		 */
+		ack.base_rtt_us = qp->sq.min_rtt_us ?
+				  qp->sq.min_rtt_us + ack.qdelay_target_us : 0;
+		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
+		cc->on_ack(&qp->sq.cc, &ack);
+	}
+}
+
+static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	struct mroce_swqe *sw;
+	u32 k;
+
+	mroce_comp_ack(qp, pi);
+	switch (pi->nak_code) {
+	case MROCE_NAK_RNR:
+		mroce_qcount(qp, MROCE_CNT_RNR_NAKS_RCVD, 1);
+		/* the responder answers: RNR retries are counted separately */
+		mroce_sq_retry_restart(qp);
+		sw = mroce_sq_find(qp, pi->nak_psn, &k);
+		if (!sw)
+			return false;
+		if (qp->rnr_retry != 7) {	/* 7: retry forever */
+			if (!qp->sq.rnr_left) {
+				mroce_swqe_fail(sw, IB_WC_RNR_RETRY_EXC_ERR);
+				return mroce_sq_complete(qp);
+			}
+			qp->sq.rnr_left--;
+		}
+		qp->sq.rnr_wait = true;
+		mod_timer(&qp->sq.rnr_timer, jiffies +
+			  usecs_to_jiffies(mroce_wire_rnr_timer_us(pi->rnr_timer)));
+		return false;
+	case MROCE_NAK_PSN_SEQ_ERR:
+		mroce_req_retransmit(qp, pi->nak_psn, U32_MAX);
+		return false;
+	default:
+		sw = mroce_sq_find(qp, pi->nak_psn, &k);
+		if (!sw)
+			return false;
+		mroce_swqe_fail(sw, pi->nak_code == MROCE_NAK_REM_ACCESS ?
+				    IB_WC_REM_ACCESS_ERR :
+				pi->nak_code == MROCE_NAK_INV_REQ ?
+				    IB_WC_REM_INV_REQ_ERR : IB_WC_REM_OP_ERR);
+		return mroce_sq_complete(qp);
+	}
+}
+
+static void mroce_comp_read_resp(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *pi,
+				 struct sk_buff *skb)
+{
+	struct mroce_swqe *sw;
+	u32 k, clen, seg;
+	u64 *seen;
+
+	sw = mroce_sq_find(qp, pi->psn, &k);
+	if (!sw || !(sw->op->mask & MROCE_WR_READ) ||
+	    ((sw->msn + k) & MROCE_WIRE_U24_MASK) != pi->msn)
+		goto bad;
+	clen = mroce_read_chunk_len(qp, sw, k);
+	if (pi->msg_len != clen || pi->offset % qp->pmtu ||
+	    pi->payload_len != min(qp->pmtu, clen - pi->offset))
+		goto bad;
+	seg = pi->offset / qp->pmtu;
+	seen = &qp->sq.read_seen[pi->psn % MROCE_WINDOW];
+	if (*seen & BIT_ULL(seg)) {
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
+		return;
+	}
+	if (pi->payload_len &&
+	    mroce_sgl_copy_skb(sw->sge, sw->mr, sw->wqe.num_sge,
+			       k * mroce_read_chunk(qp) + pi->offset, skb,
+			       pi->hdr_len, pi->payload_len))
+		goto bad;
+	*seen |= BIT_ULL(seg);
+	sw->read_got++;
+	/* new READ data is progress too */
+	mroce_sq_progress(qp, ktime_get_ns());
+	mroce_timer_arm(qp);
+	/*
+	 * The response that ends a requested range arrived (responses of a
+	 * range travel one path, in order) but the READ request still has
+	 * holes: those responses were lost; ask for them again now rather
+	 * than at the RTO.
+	 */
+	if ((pi->flags & MROCE_F_ACK_REQ) &&
+	    *seen != mroce_segs_mask(mroce_segs(qp, clen)))
+		mroce_req_xmit(qp, qp->sq.slot_wqe[pi->psn % MROCE_WINDOW], k,
+			       true, -1);
+	/* a response means the request, and all before it, arrived */
+	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
+	return;
+bad:
+	mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+}
+
+static void mroce_comp_atomic_resp(struct mroce_qp *qp,
+				   const struct mroce_pkt_info *pi)
+{
+	struct mroce_swqe *sw;
+	u32 k;
+
+	sw = mroce_sq_find(qp, pi->psn, &k);
+	if (!sw || !(sw->op->mask & MROCE_WR_ATOMIC) || sw->msn != pi->msn) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+		return;
+	}
+	if (sw->done) {
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
+		return;
+	}
+	sw->atomic_orig = pi->orig;
+	mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, 0, &sw->atomic_orig,
+		       sizeof(u64), true);
+	sw->done = true;
+	mroce_sq_progress(qp, ktime_get_ns());
+	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
+}
+
+/* ACK, NAK, READ and ATOMIC responses for this QP's requests.  Softirq. */
+void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+		    struct sk_buff *skb)
+{
+	bool failed = false;
+
+	spin_lock(&qp->sq.lock);
+	if (!mroce_qp_sends(qp)) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+		goto out;
+	}
+	switch (pi->opcode) {
+	case MROCE_OP_ACK:
+		mroce_comp_ack(qp, pi);
+		break;
+	case MROCE_OP_NAK:
+		failed = mroce_comp_nak(qp, pi);
+		break;
+	case MROCE_OP_READ_RESP:
+		mroce_comp_read_resp(qp, pi, skb);
+		break;
+	case MROCE_OP_ATOMIC_RESP:
+		mroce_comp_atomic_resp(qp, pi);
+		break;
+	default:
+		break;
+	}
+	if (!failed)
+		failed = mroce_sq_complete(qp);
+	if (!failed && qp->sq.cur != READ_ONCE(qp->sq.ring.hdr->prod))
+		tasklet_schedule(&qp->sq.task);
+out:
+	spin_unlock(&qp->sq.lock);
+	if (failed)
+		mroce_qp_error(qp);
+}
+
+/*
+ * The QP is in ERR: complete every WQE still in the SQ, in order.  The
+ * first one keeps its status if it failed (mroce_sq_complete() left it at
+ * the tail); the rest are flushed, whatever happened to them: verbs report
+ * one error, the one that failed the QP.  A later WQE can have failed too
+ * (a local error found when it was fetched, a NAK for it before the QP
+ * read ERR), and the first one can be a WQE that did not fail when the
+ * consumer moved the QP to ERR.
+ */
+void mroce_sq_flush(struct mroce_qp *qp)
+{
+	struct mroce_ring_hdr *hdr = qp->sq.ring.hdr;
+	unsigned long flags;
+	bool first = true;
+	u32 prod;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	/*
+	 * Ask for the doorbell before reading prod, as mroce_sq_poll() does:
+	 * a WQE published from now on is either seen below or announced by
+	 * a doorbell, which flushes it (mroce_req_do()).  The flag stays
+	 * set: the requester does not run in ERR.
+	 */
+	WRITE_ONCE(hdr->flags, hdr->flags | MROCE_RING_F_NEED_KICK);
+	/* flag store before the prod load; the producer orders them the
+	 * other way round
+	 */
+	smp_mb();
+	mroce_timer_stop(qp);
+	qp->sq.rnr_wait = false;
+	/*
+	 * Each slot is freed before its CQE can be seen, as in
+	 * mroce_sq_complete(): a consumer that posts as soon as it polls a
+	 * flush completion must find room, not wait for the end of a flush
+	 * of thousands.  What the CQE needs is in our copy (sw).  A WQE
+	 * posted into a freed slot lies beyond the prod read below; its
+	 * doorbell (NEED_KICK is set) flushes it after this flush.
+	 */
+	/* fetched WQEs */
+	while (qp->sq.tail != qp->sq.head) {
+		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
+						     qp->sq.ring.mask];
+		enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
+
+		if (first && sw->status != IB_WC_SUCCESS)
+			st = sw->status;
+		first = false;
+		sw->status = IB_WC_WR_FLUSH_ERR;
+		mroce_swqe_release(sw);
+		qp->sq.tail++;
+		/* free the slot before its CQE can be seen */
+		smp_store_release(&hdr->cons, qp->sq.tail);
+		mroce_sq_post_cqe(qp, sw, st);
+	}
+	qp->sq.rd_atomic = 0;
+	/* posted, never fetched: only wr_id and opcode are read */
+	/* pairs with the producer's release of prod */
+	prod = smp_load_acquire(&hdr->prod);
+	if (prod - qp->sq.tail > qp->sq.ring.num_slots)
+		prod = qp->sq.tail + qp->sq.ring.num_slots;
+	while (qp->sq.tail != prod) {
+		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
+						     qp->sq.ring.mask];
+		const struct mroce_send_wqe *w =
+			mroce_ring_slot(&qp->sq.ring, qp->sq.tail);
+
+		sw->wqe.wr_id = READ_ONCE(w->wr_id);
+		sw->wqe.opcode = READ_ONCE(w->opcode);
+		sw->length = 0;
+		qp->sq.tail++;
+		/* the slot's loads above before the producer may reuse it */
+		smp_store_release(&hdr->cons, qp->sq.tail);
+		mroce_sq_post_cqe(qp, sw, IB_WC_WR_FLUSH_ERR);
+	}
+	qp->sq.head = qp->sq.tail;
+	qp->sq.cur = qp->sq.tail;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
+/* Destroy or reset: drop the references fetched WQEs hold, no CQEs. */
+void mroce_sq_release(struct mroce_qp *qp)
+{
+	u32 idx;
+
+	if (!qp->sq.wqe)
+		return;
+	for (idx = qp->sq.tail; idx != qp->sq.head; idx++)
+		mroce_swqe_release(&qp->sq.wqe[idx & qp->sq.ring.mask]);
+	qp->sq.tail = qp->sq.head;
+	qp->sq.cur = qp->sq.head;
+}
