@@ -13,7 +13,7 @@
  *   mroce_cq.c        completion queues: create / destroy / resize, poll_cq
  *                     (consumes CQEs from the ring, no system call),
  *                     req_notify_cq (a write() command)
- *   mroce_qp.c        RC and UC queue pairs: create / query / modify /
+ *   mroce_qp.c        RC queue pairs: create / query / modify /
  *                     destroy, post_send (WQEs into the SQ ring, doorbell
  *                     write() only when the kernel asks for one through
  *                     MROCE_RING_F_NEED_KICK), post_recv (RQ ring; the

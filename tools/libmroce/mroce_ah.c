@@ -2,8 +2,8 @@
 /*
  * libmroce: address handles.  Only the kernel object exists (the kernel
  * resolves the GID to a destination MAC); nothing refers to an AH from
- * the rings yet, because UD QPs are not supported.  RC and UC QPs take
- * their address vector from modify_qp.
+ * the rings yet, because UD QPs are not supported.  RC QPs take their
+ * address vector from modify_qp.
  */
 #include <errno.h>
 #include <stdlib.h>

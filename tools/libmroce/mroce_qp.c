@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libmroce: queue pairs (RC and UC) and their data path.
+ * libmroce: RC queue pairs and their data path.  UC is refused with
+ * EOPNOTSUPP, as the kernel refuses it: MetaRoCE v1 has no UC transport.
  *
  * Each QP has a send ring and a receive ring shared with the kernel.
  * post_send writes struct mroce_send_wqe (+ SGEs or inline payload) into
@@ -130,8 +131,8 @@ struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 	struct mroce_qp *qp;
 	int ret;
 
-	if (attr->srq ||
-	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC)) {
+	/* the kernel offers UD to kernel consumers only, and no UC */
+	if (attr->srq || attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -255,9 +256,8 @@ static int mroce_check_send_wr(const struct mroce_qp *qp,
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		/* RC only, and the data goes the other way: no inline. */
-		if (qp->vqp.qp.qp_type != IBV_QPT_RC ||
-		    (wr->send_flags & IBV_SEND_INLINE))
+		/* the data goes the other way: no inline */
+		if (wr->send_flags & IBV_SEND_INLINE)
 			return EINVAL;
 		break;
 	default:

@@ -28,6 +28,8 @@ gidx=$(gid_index mroce1 192.0.2.1)
 require "IPv4 GID of mroce1" test -n "$gidx"
 
 sum2() { echo $(( $(counter mroce1 "$1") + $(counter mroce2 "$1") )); }
+# every resent request packet: READ re-requests have a counter of their own
+retx() { echo $(( $(sum2 tx_retx_pkts) + $(sum2 tx_read_rereq) )); }
 drops() {	# netem drops on both ends
 	local a b
 	a=$(in_h1 tc -s qdisc show dev veth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
@@ -42,7 +44,7 @@ scenario() {
 	shift
 	in_h1 tc qdisc replace dev veth1 root netem "$@"
 	in_h2 tc qdisc replace dev veth2 root netem "$@"
-	r0=$(sum2 retx_pkts)
+	r0=$(retx)
 	t0=$(sum2 tx_pkts)
 	in_h1 taskset -c 0 timeout 240 "$V" -d mroce1 -g "$gidx" --server \
 		-n "$ITERS" --seed 7 --strict --reorder >"/tmp/$name.server" 2>&1 &
@@ -54,14 +56,14 @@ scenario() {
 	rc=$?
 	wait $srv
 	rc=$((rc + $?))
-	RETX=$(( $(sum2 retx_pkts) - r0 ))
+	RETX=$(( $(retx) - r0 ))
 	TXP=$(( $(sum2 tx_pkts) - t0 ))
 	DROPS=$(drops)
 	tail -n 1 "/tmp/$name.client"
 	log "$name ($*): sent $TXP, netem dropped $DROPS, retransmitted $RETX;" \
 	    "totals: spurious $(sum2 retx_spurious), path-seq losses" \
 	    "$(sum2 loss_path_seq), RACK losses $(sum2 loss_rack)," \
-	    "tail probes $(sum2 tlp_probes), RTOs $(sum2 rto_events)"
+	    "tail probes $(sum2 tlp_probes), RTOs $(sum2 rto_expired)"
 	check_eq "$name: every byte, completion and error as expected" 0 "$rc"
 	[ "$rc" = 0 ] || grep -h "MISMATCH\|FAIL" "/tmp/$name.client" \
 		"/tmp/$name.server" | head -n 20
@@ -125,4 +127,4 @@ fi
 res=$(rdma resource show qp link mroce1/1 -dd 2>&1)
 echo "$res" | head -n 5
 check_match "rdma resource shows per-QP reliability counters" \
-	'rto_events [0-9]+' "$res"
+	'rto_expired [0-9]+' "$res"

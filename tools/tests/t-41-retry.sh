@@ -31,7 +31,7 @@
 # After flush, retry and idle, with the link back, both QPs go RESET ->
 # INIT -> RTR -> RTS with new PSNs and carry WRITEs, a SEND_WITH_IMM and
 # a WRITE_WITH_IMM whose bytes are verified.  Also: the client's
-# rto_events, retx_pkts, rnr_naks_rcvd counters grew where they should,
+# rto_expired, tx_retx_pkts, rx_naks_rnr counters grew where they should,
 # and the kernel logged no warning.  The measurements are the
 # "# RESULT" lines ("retry_exc_after_ms=...").
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -145,10 +145,10 @@ scenario() {
 	sed 's/^/  client| /' "$CLI_OUT"
 	grep -h ': note: ' "$SRV_OUT" "$CLI_OUT" | sed "s/^/# NOTE $name: /"
 	snap c1
-	D_RTO=$((c1[rto_events] - c0[rto_events]))
-	D_RETX=$((c1[retx_pkts] - c0[retx_pkts]))
-	D_RNR=$((c1[rnr_naks_rcvd] - c0[rnr_naks_rcvd]))
-	log "$name: server exit $SRV_RC, client exit $CLI_RC, $((SECONDS - t0)) s; client rto_events +$D_RTO, retx_pkts +$D_RETX, rnr_naks_rcvd +$D_RNR"
+	D_RTO=$((c1[rto_expired] - c0[rto_expired]))
+	D_RETX=$((c1[tx_retx_pkts] + c1[tx_read_rereq] - c0[tx_retx_pkts] - c0[tx_read_rereq]))
+	D_RNR=$((c1[rx_naks_rnr] - c0[rx_naks_rnr]))
+	log "$name: server exit $SRV_RC, client exit $CLI_RC, $((SECONDS - t0)) s; client rto_expired +$D_RTO, tx_retx_pkts +$D_RETX, rx_naks_rnr +$D_RNR"
 }
 
 # measured NAME KEY: the client's "KEY=MS upper_bound_ms=U ...
@@ -176,7 +176,7 @@ measured() {
 scenario flush "" "" --mode flush
 pair_ok "flush: modify to ERR flushes every outstanding WR, then reset and reuse"
 log "RESULT flush: $(grep '^flush_flushed' "$CLI_OUT")"
-check "flush: the SEND was RNR NAKed while outstanding (rnr_naks_rcvd +$D_RNR)" \
+check "flush: the SEND was RNR NAKed while outstanding (rx_naks_rnr +$D_RNR)" \
 	test "$D_RNR" -gt 0
 
 # --- peer's netdev down: RETRY_EXC_ERR in time, then reset and reuse --------
@@ -187,9 +187,9 @@ for tr in 17:1 17:3; do
 		--mode retry --timeout "$t" --retry "$r"
 	pair_ok "retry timeout $t retry_cnt $r: RETRY_EXC_ERR, flushes, QP in ERR, reset and reuse with data verified"
 	measured "retry timeout $t retry_cnt $r" retry_exc_after_ms
-	check "retry timeout $t retry_cnt $r: the RTO fired (rto_events +$D_RTO)" \
+	check "retry timeout $t retry_cnt $r: the RTO fired (rto_expired +$D_RTO)" \
 		test "$D_RTO" -gt 0
-	check "retry timeout $t retry_cnt $r: packets were retransmitted (retx_pkts +$D_RETX)" \
+	check "retry timeout $t retry_cnt $r: packets were retransmitted (tx_retx_pkts +$D_RETX)" \
 		test "$D_RETX" -gt 0
 done
 
@@ -207,7 +207,7 @@ scenario infinite "^qp_retry client: streaming" +3 --mode infinite \
 	--size 1024 --min-down-ms 2500
 pair_ok "timeout 0: no error while the link is down for 3 s, data verified after"
 log "RESULT infinite: $(grep '^stall_ms=' "$CLI_OUT")"
-check "timeout 0: the RTO fired while the link was down (rto_events +$D_RTO)" \
+check "timeout 0: the RTO fired while the link was down (rto_expired +$D_RTO)" \
 	test "$D_RTO" -gt 0
 
 stats=$(rdma statistic show link "$DEV_C/1")

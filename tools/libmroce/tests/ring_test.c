@@ -720,20 +720,6 @@ static void test_post_send_errors(void)
 	}
 	check(syscalls(f) == 0, "no system call in any of this");
 	fake_qp_free(f);
-
-	/* UC: no READ, no atomics. */
-	f = fake_qp_new(IBV_QPT_UC);
-	hdr = fr_hdr(&f->sq);
-	wr[0] = (struct ibv_send_wr){ .opcode = IBV_WR_RDMA_READ };
-	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL, "UC: RDMA_READ refused");
-	wr[0].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL, "UC: atomic refused");
-	wr[0].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && hdr->prod == 1, "UC: RDMA_WRITE_WITH_IMM posted");
-	fake_qp_free(f);
 }
 
 static void test_doorbell(void)

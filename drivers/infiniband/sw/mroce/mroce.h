@@ -43,7 +43,6 @@
 #define MROCE_MAX_INLINE	256
 #define MROCE_MAX_RD_ATOMIC	16
 #define MROCE_MIN_QPN		16
-#define MROCE_WINDOW		MROCE_WIRE_SACK_BITS	/* PSNs in flight */
 #define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
 #define MROCE_ACK_EVERY		8	/* packets between ACKs */
@@ -54,57 +53,70 @@
 #define MROCE_ACK_DELAY_MAX_US	200	/* receiver ACK delay allowance */
 
 /*
- * Bytes a MetaRoCE packet needs around its payload, worst case: IPv6 + UDP
- * + the largest transport header.  The active IB MTU reported to verbs
- * users is the largest IB MTU that still fits in the netdev MTU.
- */
-#define MROCE_MAX_WIRE_OVERHEAD	(40 + 8 + 64)
-
-/*
- * Port counters, exported as hw counters (rdma statistic show).  The
- * packet-level drop counters follow enum mroce_wire_err one to one and
- * take their names from mroce_wire_err_name().
+ * Port counters, exported as hw counters (rdma statistic show), with the
+ * names of the spec's "Device counters" list (mroce_verbs.c), which is
+ * normative: t-11-counters fails when the two differ.  The packet-level
+ * drop counters follow enum mroce_wire_err one to one and take their
+ * names from mroce_wire_err_name(); the NAK counters follow enum
+ * mroce_nak_code.
  */
 enum mroce_counter {
 	MROCE_CNT_RX_PKTS,
 	MROCE_CNT_RX_BYTES,
+	MROCE_CNT_TX_PKTS,
+	MROCE_CNT_TX_BYTES,
 	MROCE_CNT_RX_DROP_NO_CSUM,
 	MROCE_CNT_RX_DROP_WIRE_FIRST,	/* rx_drop_short */
 	MROCE_CNT_RX_DROP_WIRE_LAST = MROCE_CNT_RX_DROP_WIRE_FIRST +
 				      MROCE_WIRE_NUM_ERR - 2,
-	MROCE_CNT_RX_DROP_UNSUPPORTED,
 	MROCE_CNT_RX_DROP_UNKNOWN_QP,
+	MROCE_CNT_RX_DROP_QP_TYPE,
 	MROCE_CNT_RX_DROP_QP_STATE,
 	MROCE_CNT_RX_DROP_SRC_MISMATCH,
-	MROCE_CNT_RX_DROP_PSN_WINDOW,
-	MROCE_CNT_RX_DROP_RESP_UNEXPECTED,
-	MROCE_CNT_RX_DROP_QP_TYPE,
 	MROCE_CNT_RX_DROP_QKEY,
+	MROCE_CNT_RX_DROP_PSN_WINDOW,
 	MROCE_CNT_RX_DROP_NO_RWQE,
 	MROCE_CNT_RX_DUP_PKTS,
+	MROCE_CNT_RX_DUP_READ_REEXEC,
+	MROCE_CNT_RX_DUP_ATOMIC_CACHED,
+	MROCE_CNT_RX_DUP_ATOMIC_UNCACHED,
+	MROCE_CNT_RX_DROP_ACK_RANGE,
+	MROCE_CNT_RX_DROP_RESP_UNEXPECTED,
 	MROCE_CNT_RX_OOO_PKTS,
 	MROCE_CNT_RX_CE_PKTS,
-	MROCE_CNT_TX_PKTS,
-	MROCE_CNT_TX_BYTES,
-	MROCE_CNT_TX_DROP,
 	MROCE_CNT_TX_ACKS,
-	MROCE_CNT_TX_NAKS,
-	MROCE_CNT_RETX_PKTS,
-	MROCE_CNT_RTO_EVENTS,
+	MROCE_CNT_RX_ACKS,
+	MROCE_CNT_TX_NAKS_FIRST,	/* tx_naks_psn_seq_err */
+	MROCE_CNT_TX_NAKS_LAST = MROCE_CNT_TX_NAKS_FIRST + MROCE_NAK_MAX - 1,
+	MROCE_CNT_RX_NAKS_FIRST,	/* rx_naks_psn_seq_err */
+	MROCE_CNT_RX_NAKS_LAST = MROCE_CNT_RX_NAKS_FIRST + MROCE_NAK_MAX - 1,
+	MROCE_CNT_TX_RETX_PKTS,
+	MROCE_CNT_TX_READ_REREQ,
 	MROCE_CNT_RETX_SACK,
 	MROCE_CNT_RETX_SPURIOUS,
 	MROCE_CNT_LOSS_PATH_SEQ,
 	MROCE_CNT_LOSS_RACK,
 	MROCE_CNT_TLP_PROBES,
+	MROCE_CNT_RTO_EXPIRED,
 	MROCE_CNT_PATH_DEAD,
 	MROCE_CNT_PATH_REVIVED,
 	MROCE_CNT_TX_PROBES,
+	MROCE_CNT_RETRY_EXC,
+	MROCE_CNT_RNR_RETRY_EXC,
+	MROCE_CNT_TX_DROP,
 	MROCE_CNT_TX_RATE_HINTS,
-	MROCE_CNT_RATE_HINTS_RCVD,
-	MROCE_CNT_RNR_NAKS_RCVD,
+	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
 	MROCE_NUM_COUNTERS
 };
+
+/* The counter of a NAK with @code sent (@rx false) or received. */
+static inline enum mroce_counter mroce_nak_counter(enum mroce_nak_code code,
+						   bool rx)
+{
+	return (rx ? MROCE_CNT_RX_NAKS_FIRST : MROCE_CNT_TX_NAKS_FIRST) +
+	       code - MROCE_NAK_PSN_SEQ_ERR;
+}
 
 /* The counter of a packet mroce_wire_parse() rejected with -@err. */
 static inline enum mroce_counter mroce_wire_drop_counter(int err)
@@ -477,6 +489,18 @@ static inline void *mroce_ring_slot(const struct mroce_ring *r, u32 idx)
 	return r->buf + MROCE_RING_DATA_OFFSET + (size_t)(idx & r->mask) * r->stride;
 }
 
+/*
+ * Give the slots before index @cons back to the producer.  The engines
+ * call it before they post the completion of the last of them: a consumer
+ * that posts again as soon as it polls a completion must find room, and
+ * what the completion needs was copied out of the slot long before.  The
+ * release orders the slot's loads before the producer may reuse it.
+ */
+static inline void mroce_ring_free_to(struct mroce_ring *r, u32 cons)
+{
+	smp_store_release(&r->hdr->cons, cons);
+}
+
 static inline void mroce_count(struct mroce_dev *mdev, enum mroce_counter c,
 			       u64 n)
 {
@@ -598,8 +622,6 @@ void mroce_rq_release(struct mroce_qp *qp);
 
 /* mroce_pkt.c: packet construction and transmission */
 struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
-int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
-		   struct mroce_pkt_info *pi);
 int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 			struct mroce_pkt_info *pi, u16 sport);
 int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,

@@ -73,13 +73,7 @@ bool mroce_sq_complete(struct mroce_qp *qp)
 		}
 		if (sw->op->mask & MROCE_WR_RD_ATOMIC)
 			qp->sq.rd_atomic--;
-		mroce_swqe_release(sw);
-		qp->sq.tail++;
-		/*
-		 * Free the slot before the CQE can be seen: a consumer that
-		 * posts as soon as it polls must find room (sw is our copy).
-		 */
-		smp_store_release(&qp->sq.ring.hdr->cons, qp->sq.tail);
+		mroce_sq_retire(qp, sw);
 		if (qp->sq_sig_all || (sw->wqe.flags & MROCE_WQE_SIGNALED))
 			mroce_sq_post_cqe(qp, sw, IB_WC_SUCCESS);
 	}
@@ -133,7 +127,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	int delivered;
 
 	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
-		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_RESP_UNEXPECTED, 1);
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_ACK_RANGE, 1);
 		return;
 	}
 	/*
@@ -181,7 +175,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	mroce_timer_arm(qp);
 	/* counted and shown whichever algorithm runs, "none" included */
 	if (pi->rate_hint_mbps) {
-		mroce_qcount(qp, MROCE_CNT_RATE_HINTS_RCVD, 1);
+		mroce_qcount(qp, MROCE_CNT_RX_RATE_HINTS, 1);
 		qp->sq.hint_mbps = pi->rate_hint_mbps;
 	}
 	if (cc->on_ack) {
@@ -217,9 +211,9 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	u32 k;
 
 	mroce_comp_ack(qp, pi);
+	mroce_qcount(qp, mroce_nak_counter(pi->nak_code, true), 1);
 	switch (pi->nak_code) {
 	case MROCE_NAK_RNR:
-		mroce_qcount(qp, MROCE_CNT_RNR_NAKS_RCVD, 1);
 		/* the responder answers: RNR retries are counted separately */
 		mroce_sq_retry_restart(qp);
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
@@ -227,6 +221,7 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			return false;
 		if (qp->rnr_retry != 7) {	/* 7: retry forever */
 			if (!qp->sq.rnr_left) {
+				mroce_qcount(qp, MROCE_CNT_RNR_RETRY_EXC, 1);
 				mroce_swqe_fail(sw, IB_WC_RNR_RETRY_EXC_ERR);
 				return mroce_sq_complete(qp);
 			}
@@ -336,6 +331,7 @@ void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	switch (pi->opcode) {
 	case MROCE_OP_ACK:
+		mroce_qcount(qp, MROCE_CNT_RX_ACKS, 1);
 		mroce_comp_ack(qp, pi);
 		break;
 	case MROCE_OP_NAK:
@@ -408,10 +404,7 @@ void mroce_sq_flush(struct mroce_qp *qp)
 			st = sw->status;
 		first = false;
 		sw->status = IB_WC_WR_FLUSH_ERR;
-		mroce_swqe_release(sw);
-		qp->sq.tail++;
-		/* free the slot before its CQE can be seen */
-		smp_store_release(&hdr->cons, qp->sq.tail);
+		mroce_sq_retire(qp, sw);
 		mroce_sq_post_cqe(qp, sw, st);
 	}
 	qp->sq.rd_atomic = 0;
@@ -430,8 +423,7 @@ void mroce_sq_flush(struct mroce_qp *qp)
 		sw->wqe.opcode = READ_ONCE(w->opcode);
 		sw->length = 0;
 		qp->sq.tail++;
-		/* the slot's loads above before the producer may reuse it */
-		smp_store_release(&hdr->cons, qp->sq.tail);
+		mroce_ring_free_to(&qp->sq.ring, qp->sq.tail);
 		mroce_sq_post_cqe(qp, sw, IB_WC_WR_FLUSH_ERR);
 	}
 	qp->sq.head = qp->sq.tail;

@@ -87,7 +87,7 @@ enum ib_port_state mroce_port_state(const struct mroce_dev *mdev)
 /* Largest IB MTU whose packets, with all headers, fit the netdev MTU. */
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev)
 {
-	int room = (int)READ_ONCE(mdev->ndev->mtu) - MROCE_MAX_WIRE_OVERHEAD;
+	int room = (int)READ_ONCE(mdev->ndev->mtu) - (int)mroce_wire_pkt_bytes(0);
 
 	if (room >= 4096)
 		return IB_MTU_4096;

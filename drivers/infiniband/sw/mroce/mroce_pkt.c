@@ -87,13 +87,6 @@ int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 	return mroce_pkt_emit(qp, av, dest_qpn, sport, skb, pi);
 }
 
-/* Send on the QP's connection (RC). */
-int mroce_pkt_send(struct mroce_qp *qp, struct sk_buff *skb,
-		   struct mroce_pkt_info *pi)
-{
-	return mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn, qp->sport, skb, pi);
-}
-
 /*
  * A request packet on the connection: the requester has set the path id,
  * path sequence number and timestamp, and @sport is the path's entropy.

@@ -71,9 +71,6 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 			       &resp->rq);
 	if (err)
 		return err;
-	/* The requester is idle: the first post must ring the doorbell. */
-	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
-
 	qp->sq.wqe = kvcalloc(sq_slots, sizeof(*qp->sq.wqe), GFP_KERNEL);
 	qp->sq.inline_buf = kvcalloc(sq_slots, qp->sq.max_inline, GFP_KERNEL);
 	qp->rq.wqe = kvcalloc(rq_slots, sizeof(*qp->rq.wqe), GFP_KERNEL);
@@ -137,13 +134,6 @@ static int mroce_qp_select_cc(struct mroce_qp *qp, struct ib_udata *udata)
 	return qp->sq.cc_ops ? 0 : -ENOENT;
 }
 
-/* What a full packet costs on the wire (IPv6, the largest header): rate -> window. */
-static u32 mroce_qp_pkt_bytes(const struct mroce_qp *qp)
-{
-	return qp->pmtu + MROCE_HLEN_MAX + sizeof(struct udphdr) +
-	       sizeof(struct ipv6hdr);
-}
-
 /* All paths fresh and active; the count is fixed at creation. */
 static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 {
@@ -154,6 +144,54 @@ static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 			 mroce_now_us64());
 	/* a software host's RTT jitter dwarfs any queueing-delay target */
 	qp->sq.paths->qdelay_target_us = 0;
+}
+
+/*
+ * The send side of a QP that never connected: what create_qp starts with
+ * and what a move to RESET returns to.  Under sq.lock, or before the QP
+ * is visible (create).
+ */
+static void mroce_sq_init_state(struct mroce_qp *qp)
+{
+	mroce_pacer_init(&qp->sq.pacer);
+	qp->sq.head = 0;
+	qp->sq.tail = 0;
+	qp->sq.cur = 0;
+	qp->sq.msn = 0;
+	qp->sq.rq_seq = 0;
+	qp->sq.rd_atomic = 0;
+	qp->sq.rnr_wait = false;
+	mroce_rto_init(&qp->sq.rto);
+	qp->sq.rto.max_us = mroce_rto_max_for(qp->timeout, qp->retry_cnt);
+	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
+	mroce_qp_paths_init(qp, 0);
+	qp->sq.min_rtt_us = 0;
+	qp->sq.min_rtt_at = 0;
+	qp->sq.hint_mbps = 0;
+	qp->sq.timer_at = 0;
+	memset(qp->sq.due, 0, sizeof(qp->sq.due));
+	qp->sq.tlp_out = false;
+	qp->sq.ring.hdr->prod = 0;
+	qp->sq.ring.hdr->cons = 0;
+	/* the requester is idle: the first post must ring the doorbell */
+	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
+	qp->sq.cc_ops->init(&qp->sq.cc);
+	qp->sq.cc.pkt_bytes = mroce_wire_pkt_bytes(qp->pmtu);
+}
+
+/* The receive side, likewise.  Under rq.lock, or before the QP is visible. */
+static void mroce_rq_init_state(struct mroce_qp *qp)
+{
+	qp->rq.rq_done = 0;
+	qp->rq.since_ack = 0;
+	qp->rq.ce_since_ack = 0;
+	qp->rq.hint_bytes = 0;
+	mroce_hint_conn_init(&qp->rq.rhc);
+	qp->rq.fatal_nak = 0;
+	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
+	qp->rq.ring.hdr->prod = 0;
+	qp->rq.ring.hdr->cons = 0;
+	qp->rq.ring.hdr->flags = 0;
 }
 
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -199,19 +237,15 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq.loss_timer.function = mroce_timer_fire;
 	hrtimer_init(&qp->sq.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->sq.pace_timer.function = mroce_req_pace_timer;
-	mroce_pacer_init(&qp->sq.pacer);
 	timer_setup(&qp->sq.rnr_timer, mroce_timer_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
 	/* RC: path_mtu comes with RTR; UD: one packet per message, the port MTU */
 	qp->pmtu = init->qp_type == IB_QPT_RC ?
 		   ib_mtu_enum_to_int(IB_MTU_1024) :
 		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
-	mroce_rto_init(&qp->sq.rto);
-	mroce_sb_init(&qp->sq.sb, 0);
 	err = mroce_qp_select_cc(qp, udata);
 	if (err)
 		goto err_queues;
-	qp->sq.cc_ops->init(&qp->sq.cc);
 
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
 	if (err)
@@ -226,6 +260,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		}
 		mroce_qp_paths_init(qp, n);
 	}
+	mroce_sq_init_state(qp);
+	mroce_rq_init_state(qp);
 
 	if (init->qp_type == IB_QPT_GSI) {
 		/* QP1 by definition; one per port */
@@ -292,107 +328,69 @@ static void mroce_qp_reset(struct mroce_qp *qp)
 	del_timer(&qp->sq.rnr_timer);
 
 	spin_lock_bh(&qp->sq.lock);
-	mroce_pacer_init(&qp->sq.pacer);
 	mroce_sq_release(qp);
-	qp->sq.head = 0;
-	qp->sq.tail = 0;
-	qp->sq.cur = 0;
-	qp->sq.msn = 0;
-	qp->sq.rq_seq = 0;
-	qp->sq.rd_atomic = 0;
-	qp->sq.rnr_wait = false;
-	mroce_rto_init(&qp->sq.rto);
-	qp->sq.rto.max_us = mroce_rto_max_for(qp->timeout, qp->retry_cnt);
-	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
-	mroce_qp_paths_init(qp, 0);
-	qp->sq.min_rtt_us = 0;
-	qp->sq.min_rtt_at = 0;
-	qp->sq.hint_mbps = 0;
-	qp->sq.timer_at = 0;
-	memset(qp->sq.due, 0, sizeof(qp->sq.due));
-	qp->sq.tlp_out = false;
-	qp->sq.ring.hdr->prod = 0;
-	qp->sq.ring.hdr->cons = 0;
-	qp->sq.ring.hdr->flags = MROCE_RING_F_NEED_KICK;
-	qp->sq.cc_ops->init(&qp->sq.cc);
-	qp->sq.cc.pkt_bytes = mroce_qp_pkt_bytes(qp);
+	mroce_sq_init_state(qp);
 	spin_unlock_bh(&qp->sq.lock);
 
 	spin_lock_bh(&qp->rq.lock);
 	mroce_rq_release(qp);
-	qp->rq.rq_done = 0;
-	qp->rq.since_ack = 0;
-	qp->rq.ce_since_ack = 0;
-	qp->rq.hint_bytes = 0;
-	mroce_hint_conn_init(&qp->rq.rhc);
-	qp->rq.fatal_nak = 0;
-	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
-	qp->rq.ring.hdr->prod = 0;
-	qp->rq.ring.hdr->cons = 0;
-	qp->rq.ring.hdr->flags = 0;
+	mroce_rq_init_state(qp);
 	spin_unlock_bh(&qp->rq.lock);
 	atomic_set(&qp->path_seq, 0);
 }
 
-int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		    struct ib_udata *udata)
+/*
+ * Check @attr's @mask fields and the transition they ask for, before
+ * anything changes; under state_lock.  The new state is *@new, the new
+ * address vector (IB_QP_AV) *@av.
+ */
+static int mroce_qp_check_attr(struct mroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask,
+			       enum ib_qp_state *new, struct mroce_av *av)
 {
-	struct mroce_qp *qp = to_mqp(ibqp);
-	enum ib_qp_state cur, new;
-	struct mroce_av av;
-	int err;
+	enum ib_qp_state cur = qp->state;
 
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
-		return -EOPNOTSUPP;
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	/* the consumer's idea of the current state must be the QP's */
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;
-
-	spin_lock_bh(&qp->state_lock);
-	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
-	new = mask & IB_QP_STATE ? attr->qp_state : cur;
-	err = -EINVAL;
-	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
-		goto out;
+	*new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, *new, qp->ibqp.qp_type, mask))
+		return -EINVAL;
 	if ((mask & IB_QP_PORT) && attr->port_num != MROCE_PORT)
-		goto out;
+		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
 	    attr->max_rd_atomic > MROCE_MAX_RD_ATOMIC)
-		goto out;
+		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > MROCE_MAX_RD_ATOMIC)
-		goto out;
+		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
-		goto out;
+		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) &&
 	    (attr->dest_qp_num < MROCE_MIN_QPN ||
 	     attr->dest_qp_num > MROCE_WIRE_U24_MASK))
-		goto out;
-	if (mask & IB_QP_AV) {
-		err = mroce_av_from_ah_attr(&av, &attr->ah_attr);
-		if (err)
-			goto out;
-	}
-	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && !qp->rq.atomic_res) {
-		qp->rq.atomic_res = kcalloc(MROCE_MAX_RD_ATOMIC,
-					    sizeof(*qp->rq.atomic_res),
-					    GFP_ATOMIC);
-		err = -ENOMEM;
-		if (!qp->rq.atomic_res)
-			goto out;
-	}
+		return -EINVAL;
+	if (mask & IB_QP_AV)
+		return mroce_av_from_ah_attr(av, &attr->ah_attr);
+	return 0;
+}
 
+/* Apply what mroce_qp_check_attr() accepted; under state_lock. */
+static void mroce_qp_apply_attr(struct mroce_qp *qp,
+				const struct ib_qp_attr *attr, int mask,
+				const struct mroce_av *av)
+{
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
 	if (mask & IB_QP_AV)
-		qp->av = av;
+		qp->av = *av;
 	if (mask & IB_QP_PATH_MTU)
 		qp->pmtu = min(ib_mtu_enum_to_int(attr->path_mtu),
 			       ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)));
-	qp->sq.cc.pkt_bytes = mroce_qp_pkt_bytes(qp);
+	qp->sq.cc.pkt_bytes = mroce_wire_pkt_bytes(qp->pmtu);
 	if (mask & IB_QP_TIMEOUT)
 		qp->timeout = attr->timeout;
 	if (mask & IB_QP_RETRY_CNT)
@@ -412,28 +410,28 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->dest_qpn = attr->dest_qp_num;
 	if (mask & IB_QP_RQ_PSN) {
 		spin_lock(&qp->rq.lock);
-		qp->rq.epsn = attr->rq_psn & MROCE_WIRE_U24_MASK;
+		qp->rq.epsn = mroce_psn_mask(attr->rq_psn);
 		qp->rq.high = qp->rq.epsn;
 		spin_unlock(&qp->rq.lock);
 	}
 	if (mask & IB_QP_SQ_PSN) {
 		spin_lock(&qp->sq.lock);
-		qp->sq.psn = attr->sq_psn & MROCE_WIRE_U24_MASK;
+		qp->sq.psn = mroce_psn_mask(attr->sq_psn);
 		mroce_sb_init(&qp->sq.sb, qp->sq.psn);
 		mroce_qp_paths_init(qp, 0);
 		spin_unlock(&qp->sq.lock);
 	}
 	if (mask & (IB_QP_AV | IB_QP_DEST_QPN)) {
 		/* path entropy: spread connections and their paths over ECMP */
-		qp->sq.path_hash = jhash_2words(ibqp->qp_num, qp->dest_qpn, 0);
+		qp->sq.path_hash = jhash_2words(qp->ibqp.qp_num, qp->dest_qpn,
+						0);
 		qp->sport = mroce_wire_sport(qp->sq.path_hash, 0, 0);
 	}
-	err = 0;
-	if (new == cur)
-		goto out;
-	WRITE_ONCE(qp->state, new);
-	spin_unlock_bh(&qp->state_lock);
+}
 
+/* What a new state starts, outside state_lock. */
+static void mroce_qp_enter(struct mroce_qp *qp, enum ib_qp_state new)
+{
 	switch (new) {
 	case IB_QPS_RESET:
 		mroce_qp_reset(qp);
@@ -450,9 +448,50 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	default:
 		break;
 	}
+}
+
+int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct mroce_atomic_res *res = NULL;
+	enum ib_qp_state cur, new;
+	struct mroce_av av;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	/* the responder's ATOMIC result cache, allocated where we may sleep */
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && !READ_ONCE(qp->rq.atomic_res)) {
+		res = kcalloc(MROCE_MAX_RD_ATOMIC, sizeof(*res),
+			      GFP_KERNEL_ACCOUNT);
+		if (!res)
+			return -ENOMEM;
+	}
+
+	spin_lock_bh(&qp->state_lock);
+	cur = qp->state;
+	err = mroce_qp_check_attr(qp, attr, mask, &new, &av);
+	if (err)
+		goto out;
+	if (res && !qp->rq.atomic_res) {
+		qp->rq.atomic_res = res;
+		res = NULL;
+	}
+	mroce_qp_apply_attr(qp, attr, mask, &av);
+	if (new != cur)
+		WRITE_ONCE(qp->state, new);
+	spin_unlock_bh(&qp->state_lock);
+	kfree(res);
+	if (new != cur)
+		mroce_qp_enter(qp, new);
 	return 0;
 out:
 	spin_unlock_bh(&qp->state_lock);
+	kfree(res);
 	return err;
 }
 

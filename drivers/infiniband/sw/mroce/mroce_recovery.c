@@ -25,8 +25,7 @@
 #include "mroce_sq.h"
 
 /* Does request PSN @k of @sw still need to reach the peer? */
-bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw,
-			      u32 k)
+bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw, u32 k)
 {
 	u32 psn = mroce_psn_add(sw->first_psn, k);
 
@@ -69,7 +68,7 @@ void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 
 /* The scoreboard reports a PSN delivered or declared lost. */
 void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
-			   enum mroce_sb_event ev)
+		    enum mroce_sb_event ev)
 {
 	struct mroce_sb_ctx *c = ctx;
 	struct mroce_qp *qp = c->qp;
@@ -238,6 +237,7 @@ bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 		if (mroce_verbs_retry_spent(elapsed, qp->sq.rtos_since_progress,
 					    qp->timeout, qp->retry_cnt)) {
 			mroce_req_report_stall(qp);
+			mroce_qcount(qp, MROCE_CNT_RETRY_EXC, 1);
 			mroce_swqe_fail(&qp->sq.wqe[qp->sq.tail &
 						    qp->sq.ring.mask],
 					IB_WC_RETRY_EXC_ERR);
@@ -246,7 +246,7 @@ bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 			return mroce_sq_complete(qp);
 		}
 	}
-	mroce_qcount(qp, MROCE_CNT_RTO_EVENTS, 1);
+	mroce_qcount(qp, MROCE_CNT_RTO_EXPIRED, 1);
 	if (cc->on_loss)
 		cc->on_loss(&qp->sq.cc, 1, true, div_u64(now, NSEC_PER_USEC), 0);
 	/*

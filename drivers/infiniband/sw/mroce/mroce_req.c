@@ -282,7 +282,8 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	if (len)
 		mroce_swqe_gather(sw, off, skb_put(skb, len), len);
 	if (retx)
-		mroce_qcount(qp, MROCE_CNT_RETX_PKTS, 1);
+		mroce_qcount(qp, sw->op->mask & MROCE_WR_READ ?
+			     MROCE_CNT_TX_READ_REREQ : MROCE_CNT_TX_RETX_PKTS, 1);
 	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, path));
 }
 
@@ -461,9 +462,6 @@ static bool mroce_req_run_ud(struct mroce_qp *qp)
 	return failed;
 }
 
-/* Bytes on the wire of a full packet, IP header to payload (approx.). */
-#define MROCE_PACE_PKT_BYTES(qp)	((qp)->pmtu + MROCE_HLEN_MAX + 48)
-
 /*
  * Is the next packet early for the connection rate?  Then the pacer's
  * hrtimer runs the requester again when it is due.
@@ -471,7 +469,7 @@ static bool mroce_req_run_ud(struct mroce_qp *qp)
 static bool mroce_req_pace_wait(struct mroce_qp *qp)
 {
 	u64 wait = mroce_pacer_next_us(&qp->sq.pacer, qp->sq.cc.rate_bps,
-				       MROCE_PACE_PKT_BYTES(qp),
+				       qp->sq.cc.pkt_bytes,
 				       mroce_now_us64());
 
 	if (!wait)
@@ -539,7 +537,7 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
 		if (qp->sq.cc.rate_bps)
 			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
-					 MROCE_PACE_PKT_BYTES(qp),
+					 qp->sq.cc.pkt_bytes,
 					 mroce_now_us64());
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts)

@@ -77,7 +77,8 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 	skb = mroce_pkt_alloc(qp, 0);
 	if (!skb)
 		return;
-	mroce_count(qp->mdev, nak ? MROCE_CNT_TX_NAKS : MROCE_CNT_TX_ACKS, 1);
+	mroce_qcount(qp, nak ? mroce_nak_counter(nak, false) : MROCE_CNT_TX_ACKS,
+		     1);
 	/* back on the entropy the triggering packet came with */
 	mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn,
 			  trig && trig->rx_sport ? trig->rx_sport : qp->sport,
@@ -161,6 +162,16 @@ static void mroce_rq_post_cqe(struct mroce_qp *qp, struct mroce_rwqe *rw,
 		      s && (s->flags & MROCE_F_SOLICITED));
 }
 
+/* Receive WQE @rw (rq_done) is done with: drop its references, free its slot. */
+static void mroce_rq_retire(struct mroce_qp *qp, struct mroce_rwqe *rw)
+{
+	if (rw->valid)
+		mroce_sgl_release(rw->mr, rw->num_sge);
+	rw->valid = false;
+	qp->rq.rq_done++;
+	mroce_ring_free_to(&qp->rq.ring, qp->rq.rq_done);
+}
+
 /* Complete receive WQE rq_done; the slot may be reused by the process. */
 static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 			      enum ib_wc_status status)
@@ -172,14 +183,7 @@ static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 		rw = mroce_rq_wqe(qp, qp->rq.rq_done, &st);
 	if (!rw)
 		return;
-	mroce_sgl_release(rw->mr, rw->num_sge);
-	rw->valid = false;
-	qp->rq.rq_done++;
-	/*
-	 * Free the slot before the CQE can be seen: a consumer that reposts
-	 * as soon as it polls must find room (the WQE was copied long ago).
-	 */
-	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+	mroce_rq_retire(qp, rw);
 	mroce_rq_post_cqe(qp, rw, s, status);
 }
 
@@ -361,6 +365,7 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		s.offset = pi->offset;
 		s.length = pi->rd_length;
 		s.sport = pi->rx_sport;
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_READ_REEXEC, 1);
 		mroce_resp_read(qp, &s, pi->psn);
 		return;
 	case MROCE_OP_ATOMIC_CMP_SWP:
@@ -369,12 +374,15 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			struct mroce_atomic_res *r = &qp->rq.atomic_res[i];
 
 			if (r->valid && r->psn == pi->psn) {
+				mroce_qcount(qp, MROCE_CNT_RX_DUP_ATOMIC_CACHED, 1);
 				mroce_resp_atomic_reply(qp, pi->psn, pi->msn,
 							r->orig, true,
 							pi->rx_sport);
 				return;
 			}
 		}
+		/* older than the cache: never executed twice, not answered */
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_ATOMIC_UNCACHED, 1);
 		return;
 	default:
 		mroce_resp_ack_flags(qp, pi, 0, 0, 0, MROCE_ECHO_DUP);
@@ -476,7 +484,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	/* this sender's arrivals since the last ACK, for the rate hint */
 	qp->rq.hint_bytes += pi->hdr_len + pi->payload_len;
 	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
-	if (d >= BIT(23) ||
+	if (d >= MROCE_PSN_HALF ||
 	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
 		mroce_resp_dup(qp, pi);
 		goto out;
@@ -616,11 +624,7 @@ void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	cqe.wr_id = rw->wr_id;
 	cqe.status = st;
-	mroce_sgl_release(rw->mr, rw->num_sge);
-	rw->valid = false;
-	qp->rq.rq_done++;
-	/* free the slot before the CQE can be seen, as in mroce_rq_complete() */
-	smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+	mroce_rq_retire(qp, rw);
 	mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe, false);
 out:
 	spin_unlock(&qp->rq.lock);
@@ -672,18 +676,12 @@ void mroce_rq_flush(struct mroce_qp *qp)
 		const struct mroce_recv_wqe *w =
 			mroce_ring_slot(&qp->rq.ring, qp->rq.rq_done);
 
-		if (rw->valid)
-			mroce_sgl_release(rw->mr, rw->num_sge);
-		rw->valid = false;
 		rw->wr_id = READ_ONCE(w->wr_id);
-		qp->rq.rq_done++;
 		/*
-		 * Free the slot before its CQE can be seen, as in
-		 * mroce_rq_complete(), and after the load of wr_id: a
-		 * receive posted into it lies beyond prod and is flushed
-		 * by its doorbell, after this flush.
+		 * A receive posted into the freed slot lies beyond prod and
+		 * is flushed by its doorbell, after this flush.
 		 */
-		smp_store_release(&qp->rq.ring.hdr->cons, qp->rq.rq_done);
+		mroce_rq_retire(qp, rw);
 		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
 	}
 out:

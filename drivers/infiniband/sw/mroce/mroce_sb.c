@@ -25,7 +25,7 @@ u32 mroce_sb_outstanding(const struct mroce_sb *sb)
 	u32 p, n = 0;
 
 	for (p = sb->una; p != sb->nxt; p = mroce_psn_add(p, 1))
-		if (!(sb->s[p % MROCE_SB_WIN].flags & MROCE_SB_SACKED))
+		if (!(sb->s[p % MROCE_WINDOW].flags & MROCE_SB_SACKED))
 			n++;
 	return n;
 }
@@ -38,7 +38,7 @@ bool mroce_sb_sent(struct mroce_sb *sb, u32 psn, u8 path, u32 path_seq,
 	if (path >= MROCE_SB_PATHS)
 		return false;
 	if (psn == sb->nxt) {
-		if (mroce_psn_fwd(sb->una, sb->nxt) >= MROCE_SB_WIN)
+		if (mroce_psn_fwd(sb->una, sb->nxt) >= MROCE_WINDOW)
 			return false;
 		s->flags = 0;
 		s->nretx = 0;
@@ -120,10 +120,10 @@ int mroce_sb_ack(struct mroce_sb *sb, u32 cum, const u64 *sack,
 	}
 	if (!sack)
 		return n;
-	for (i = 1; i < MROCE_SB_WIN; i++) {
+	for (i = 1; i < MROCE_WINDOW; i++) {
 		struct mroce_sb_slot *s;
 
-		if (!(sack[i / 64] & BIT_ULL(i % 64)))
+		if (!mroce_wire_sack_test(sack, i))
 			continue;
 		p = mroce_psn_add(cum, i);
 		if (!mroce_psn_in_window(p, sb->una, sb->nxt))
@@ -195,7 +195,7 @@ bool mroce_sb_next_lost(const struct mroce_sb *sb, u32 from, u32 *psn)
 	u32 p = mroce_psn_in_window(from, sb->una, sb->nxt) ? from : sb->una;
 
 	for (; p != sb->nxt; p = mroce_psn_add(p, 1)) {
-		if (sb->s[p % MROCE_SB_WIN].flags & MROCE_SB_LOST) {
+		if (sb->s[p % MROCE_WINDOW].flags & MROCE_SB_LOST) {
 			*psn = p;
 			return true;
 		}
@@ -208,7 +208,7 @@ bool mroce_sb_oldest(const struct mroce_sb *sb, u32 *psn)
 	u32 p;
 
 	for (p = sb->una; p != sb->nxt; p = mroce_psn_add(p, 1)) {
-		if (!(sb->s[p % MROCE_SB_WIN].flags & MROCE_SB_SACKED)) {
+		if (!(sb->s[p % MROCE_WINDOW].flags & MROCE_SB_SACKED)) {
 			*psn = p;
 			return true;
 		}
@@ -222,7 +222,7 @@ bool mroce_sb_newest(const struct mroce_sb *sb, u32 *psn)
 
 	while (p != sb->una) {
 		p = mroce_psn_sub(p, 1);
-		if (!(sb->s[p % MROCE_SB_WIN].flags & MROCE_SB_SACKED)) {
+		if (!(sb->s[p % MROCE_WINDOW].flags & MROCE_SB_SACKED)) {
 			*psn = p;
 			return true;
 		}
@@ -242,7 +242,7 @@ bool mroce_sb_dup_echo(struct mroce_sb *sb, u32 psn)
 
 	/* only PSNs sent recently enough to still own their slot */
 	if (mroce_psn_fwd(psn, sb->nxt) == 0 ||
-	    mroce_psn_fwd(psn, sb->nxt) > MROCE_SB_WIN ||
+	    mroce_psn_fwd(psn, sb->nxt) > MROCE_WINDOW ||
 	    !(s->flags & MROCE_SB_RETX))
 		return false;
 	if (mroce_psn_in_window(psn, sb->una, sb->nxt) &&

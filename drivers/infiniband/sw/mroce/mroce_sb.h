@@ -36,7 +36,6 @@
 
 #include "mroce_wire.h"
 
-#define MROCE_SB_WIN		MROCE_WIRE_SACK_BITS	/* PSNs in flight */
 #define MROCE_SB_PATHS		MROCE_WIRE_MAX_PATHS
 #define MROCE_SB_K_INIT		3	/* spec: path_reorder_pkts */
 #define MROCE_SB_K_MAX		64
@@ -77,7 +76,7 @@ struct mroce_sb {
 	u32 calm_pkts;		/* deliveries since reordering was seen */
 	u64 dlv_paths;		/* paths with a delivery: dlv_seq valid */
 	u32 dlv_seq[MROCE_SB_PATHS];	/* highest delivered path seq */
-	struct mroce_sb_slot s[MROCE_SB_WIN];
+	struct mroce_sb_slot s[MROCE_WINDOW];
 };
 
 /* What the loss detector needs to know about the connection. */
@@ -93,7 +92,7 @@ void mroce_sb_init(struct mroce_sb *sb, u32 psn);
 
 static inline struct mroce_sb_slot *mroce_sb_slot(struct mroce_sb *sb, u32 psn)
 {
-	return &sb->s[psn % MROCE_SB_WIN];
+	return &sb->s[psn % MROCE_WINDOW];
 }
 
 /* Packets sent and neither acknowledged nor selectively acknowledged. */

@@ -69,8 +69,8 @@ static void mroce_sb_test_window(struct kunit *test)
 	struct mroce_sb *sb = sb_new(test, 0);
 	u32 seq[1] = {};
 
-	sb_send(test, sb, MROCE_SB_WIN, 1, seq, 0);
-	KUNIT_EXPECT_EQ(test, mroce_sb_outstanding(sb), (u32)MROCE_SB_WIN);
+	sb_send(test, sb, MROCE_WINDOW, 1, seq, 0);
+	KUNIT_EXPECT_EQ(test, mroce_sb_outstanding(sb), (u32)MROCE_WINDOW);
 	/* the 257th PSN does not fit the SACK span */
 	KUNIT_EXPECT_FALSE(test, mroce_sb_sent(sb, sb->nxt, 0, 0, 0));
 	/* neither does a PSN outside [una, nxt) nor a bad path */

@@ -54,6 +54,14 @@ static inline void mroce_swqe_release(struct mroce_swqe *sw)
 	mroce_sgl_release(sw->mr, sw->wqe.num_sge);
 }
 
+/* The WQE at the tail is done with: drop its references, free its slot. */
+static inline void mroce_sq_retire(struct mroce_qp *qp, struct mroce_swqe *sw)
+{
+	mroce_swqe_release(sw);
+	qp->sq.tail++;
+	mroce_ring_free_to(&qp->sq.ring, qp->sq.tail);
+}
+
 /* Which WQE sent request PSN @psn?  NULL if none outstanding did. */
 static inline struct mroce_swqe *mroce_sq_find(struct mroce_qp *qp, u32 psn,
 					       u32 *k)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * mroce verbs: device and port queries, user contexts, protection domains
- * and counters.  Queue pairs, completion queues and memory regions come
- * with the MetaRoCE v1 data path.
+ * mroce verbs: device and port queries, user contexts, protection domains,
+ * the device's hw counters and the per-QP driver attributes of "rdma
+ * resource show qp -dd", and the ib_device_ops table.  Queue pairs,
+ * completion queues, memory regions and address handles have files of
+ * their own.
  */
 
 #include <net/addrconf.h>
@@ -148,41 +150,61 @@ static int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/* Filled by mroce_counters_init(): the wire drop names come from the spec. */
+/*
+ * The spec's "Device counters" list, in the order of enum mroce_counter.
+ * mroce_counters_init() fills in the wire drop names (mroce_wire.c).
+ */
+#define MROCE_NAK_CNT(dir, code) \
+	(MROCE_CNT_##dir##_NAKS_FIRST + MROCE_NAK_##code - MROCE_NAK_PSN_SEQ_ERR)
 static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RX_PKTS].name = "rx_pkts",
 	[MROCE_CNT_RX_BYTES].name = "rx_bytes",
-	[MROCE_CNT_RX_DROP_NO_CSUM].name = "rx_drop_no_csum",
-	[MROCE_CNT_RX_DROP_UNSUPPORTED].name = "rx_drop_unsupported",
-	[MROCE_CNT_RX_DROP_UNKNOWN_QP].name = "rx_drop_unknown_qp",
-	[MROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
-	[MROCE_CNT_RX_DROP_SRC_MISMATCH].name = "rx_drop_src_mismatch",
-	[MROCE_CNT_RX_DROP_PSN_WINDOW].name = "rx_drop_psn_window",
-	[MROCE_CNT_RX_DROP_RESP_UNEXPECTED].name = "rx_drop_resp_unexpected",
-	[MROCE_CNT_RX_DROP_QP_TYPE].name = "rx_drop_qp_type",
-	[MROCE_CNT_RX_DROP_QKEY].name = "rx_drop_qkey",
-	[MROCE_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_rwqe",
-	[MROCE_CNT_RX_DUP_PKTS].name = "rx_dup_pkts",
-	[MROCE_CNT_RX_OOO_PKTS].name = "rx_ooo_pkts",
-	[MROCE_CNT_RX_CE_PKTS].name = "rx_ce_pkts",
 	[MROCE_CNT_TX_PKTS].name = "tx_pkts",
 	[MROCE_CNT_TX_BYTES].name = "tx_bytes",
-	[MROCE_CNT_TX_DROP].name = "tx_drop",
+	[MROCE_CNT_RX_DROP_NO_CSUM].name = "rx_drop_no_csum",
+	[MROCE_CNT_RX_DROP_UNKNOWN_QP].name = "rx_drop_unknown_qp",
+	[MROCE_CNT_RX_DROP_QP_TYPE].name = "rx_drop_qp_type",
+	[MROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[MROCE_CNT_RX_DROP_SRC_MISMATCH].name = "rx_drop_src_mismatch",
+	[MROCE_CNT_RX_DROP_QKEY].name = "rx_drop_qkey",
+	[MROCE_CNT_RX_DROP_PSN_WINDOW].name = "rx_drop_psn_window",
+	[MROCE_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_rwqe",
+	[MROCE_CNT_RX_DUP_PKTS].name = "rx_dup_pkts",
+	[MROCE_CNT_RX_DUP_READ_REEXEC].name = "rx_dup_read_reexec",
+	[MROCE_CNT_RX_DUP_ATOMIC_CACHED].name = "rx_dup_atomic_cached",
+	[MROCE_CNT_RX_DUP_ATOMIC_UNCACHED].name = "rx_dup_atomic_uncached",
+	[MROCE_CNT_RX_DROP_ACK_RANGE].name = "rx_drop_ack_range",
+	[MROCE_CNT_RX_DROP_RESP_UNEXPECTED].name = "rx_drop_resp_unexpected",
+	[MROCE_CNT_RX_OOO_PKTS].name = "rx_ooo_pkts",
+	[MROCE_CNT_RX_CE_PKTS].name = "rx_ce_pkts",
 	[MROCE_CNT_TX_ACKS].name = "tx_acks",
-	[MROCE_CNT_TX_NAKS].name = "tx_naks",
-	[MROCE_CNT_RETX_PKTS].name = "retx_pkts",
-	[MROCE_CNT_RTO_EVENTS].name = "rto_events",
+	[MROCE_CNT_RX_ACKS].name = "rx_acks",
+	[MROCE_NAK_CNT(TX, PSN_SEQ_ERR)].name = "tx_naks_psn_seq_err",
+	[MROCE_NAK_CNT(TX, RNR)].name = "tx_naks_rnr",
+	[MROCE_NAK_CNT(TX, REM_ACCESS)].name = "tx_naks_rem_access",
+	[MROCE_NAK_CNT(TX, REM_OP)].name = "tx_naks_rem_op",
+	[MROCE_NAK_CNT(TX, INV_REQ)].name = "tx_naks_inv_req",
+	[MROCE_NAK_CNT(RX, PSN_SEQ_ERR)].name = "rx_naks_psn_seq_err",
+	[MROCE_NAK_CNT(RX, RNR)].name = "rx_naks_rnr",
+	[MROCE_NAK_CNT(RX, REM_ACCESS)].name = "rx_naks_rem_access",
+	[MROCE_NAK_CNT(RX, REM_OP)].name = "rx_naks_rem_op",
+	[MROCE_NAK_CNT(RX, INV_REQ)].name = "rx_naks_inv_req",
+	[MROCE_CNT_TX_RETX_PKTS].name = "tx_retx_pkts",
+	[MROCE_CNT_TX_READ_REREQ].name = "tx_read_rereq",
 	[MROCE_CNT_RETX_SACK].name = "retx_sack",
 	[MROCE_CNT_RETX_SPURIOUS].name = "retx_spurious",
 	[MROCE_CNT_LOSS_PATH_SEQ].name = "loss_path_seq",
 	[MROCE_CNT_LOSS_RACK].name = "loss_rack",
 	[MROCE_CNT_TLP_PROBES].name = "tlp_probes",
+	[MROCE_CNT_RTO_EXPIRED].name = "rto_expired",
 	[MROCE_CNT_PATH_DEAD].name = "path_dead",
 	[MROCE_CNT_PATH_REVIVED].name = "path_revived",
 	[MROCE_CNT_TX_PROBES].name = "tx_probes",
+	[MROCE_CNT_RETRY_EXC].name = "retry_exc",
+	[MROCE_CNT_RNR_RETRY_EXC].name = "rnr_retry_exc",
+	[MROCE_CNT_TX_DROP].name = "tx_drop",
 	[MROCE_CNT_TX_RATE_HINTS].name = "tx_rate_hints",
-	[MROCE_CNT_RATE_HINTS_RCVD].name = "rate_hints_rcvd",
-	[MROCE_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[MROCE_CNT_RX_RATE_HINTS].name = "rx_rate_hints",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
 };
 
@@ -221,12 +243,13 @@ static int mroce_get_hw_stats(struct ib_device *ibdev,
 
 /* Per-QP counters and transport state for "rdma resource show qp -dd". */
 static const enum mroce_counter mroce_qp_counters[] = {
-	MROCE_CNT_TX_PKTS, MROCE_CNT_TX_BYTES, MROCE_CNT_RETX_PKTS,
-	MROCE_CNT_RETX_SACK, MROCE_CNT_LOSS_PATH_SEQ, MROCE_CNT_LOSS_RACK,
-	MROCE_CNT_TLP_PROBES, MROCE_CNT_RTO_EVENTS, MROCE_CNT_RETX_SPURIOUS,
-	MROCE_CNT_RX_DUP_PKTS, MROCE_CNT_RX_OOO_PKTS, MROCE_CNT_RNR_NAKS_RCVD,
-	MROCE_CNT_RX_CE_PKTS, MROCE_CNT_PATH_DEAD, MROCE_CNT_PATH_REVIVED,
-	MROCE_CNT_TX_RATE_HINTS, MROCE_CNT_RATE_HINTS_RCVD,
+	MROCE_CNT_TX_PKTS, MROCE_CNT_TX_BYTES, MROCE_CNT_TX_RETX_PKTS,
+	MROCE_CNT_TX_READ_REREQ, MROCE_CNT_RETX_SACK, MROCE_CNT_LOSS_PATH_SEQ,
+	MROCE_CNT_LOSS_RACK, MROCE_CNT_TLP_PROBES, MROCE_CNT_RTO_EXPIRED,
+	MROCE_CNT_RETX_SPURIOUS, MROCE_CNT_RX_DUP_PKTS, MROCE_CNT_RX_OOO_PKTS,
+	MROCE_NAK_CNT(RX, RNR), MROCE_CNT_RX_CE_PKTS, MROCE_CNT_PATH_DEAD,
+	MROCE_CNT_PATH_REVIVED, MROCE_CNT_TX_RATE_HINTS, MROCE_CNT_RX_RATE_HINTS,
+	MROCE_CNT_RX_DROP_ACK_RANGE, MROCE_CNT_RX_DROP_RESP_UNEXPECTED,
 };
 
 /* One path of an RC QP, as text: entropy, state, weight, window, counters. */
@@ -251,7 +274,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[9];
+	u32 v[13];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -278,9 +301,17 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[6] = mroce_sb_outstanding(&qp->sq.sb);
 		v[7] = qp->sq.cc.qdelay_us;
 		v[8] = qp->sq.hint_mbps;
+		v[9] = qp->sq.sb.una;
+		v[10] = qp->sq.sb.nxt;
+		v[11] = qp->sq.path_hash;
 		rate = qp->sq.cc.rate_bps;
 		spin_unlock_bh(&qp->sq.lock);
+		v[12] = READ_ONCE(qp->rq.epsn);
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
+		    rdma_nl_put_driver_u32(msg, "snd_una", v[9]) ||
+		    rdma_nl_put_driver_u32(msg, "snd_nxt", v[10]) ||
+		    rdma_nl_put_driver_u32(msg, "epsn", v[12]) ||
+		    rdma_nl_put_driver_u32_hex(msg, "entropy_base", v[11]) ||
 		    rdma_nl_put_driver_u32(msg, "srtt_us", v[0]) ||
 		    rdma_nl_put_driver_u32(msg, "rttvar_us", v[1]) ||
 		    rdma_nl_put_driver_u32(msg, "min_rtt_us", v[2]) ||

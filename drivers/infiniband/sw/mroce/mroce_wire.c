@@ -16,6 +16,7 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 
+#include "mroce_psn.h"
 #include "mroce_wire.h"
 
 #define F_AR	MROCE_F_ACK_REQ
@@ -168,12 +169,6 @@ static bool mroce_wire_range_ok(u64 va, u32 len)
 	return !len || va <= U64_MAX - len + 1;
 }
 
-/* Forward distance from @from to @to on the 24-bit PSN circle. */
-static u32 mroce_wire_psn_fwd(u32 from, u32 to)
-{
-	return (to - from) & MROCE_WIRE_U24_MASK;
-}
-
 /* Decode the extension headers of @op at @p into @info; returns the OR of
  * every reserved field, which must come out zero.
  */
@@ -282,13 +277,13 @@ static bool mroce_wire_ack_fields_ok(const struct mroce_pkt_info *info)
 	if (info->rnr_timer > MROCE_WIRE_MAX_RNR_TIMER ||
 	    (info->rnr_timer && info->nak_code != MROCE_NAK_RNR))
 		return false;
-	d = mroce_wire_psn_fwd(info->psn, info->nak_psn);
+	d = mroce_psn_fwd(info->psn, info->nak_psn);
 	switch (info->nak_code) {
 	case MROCE_NAK_PSN_SEQ_ERR:
 		/* ahead of the window [psn, psn + 256), not behind it */
-		return d >= MROCE_WIRE_SACK_BITS && d < BIT(23);
+		return d >= MROCE_WINDOW && d < MROCE_PSN_HALF;
 	case MROCE_NAK_RNR:
-		return d < MROCE_WIRE_SACK_BITS;
+		return d < MROCE_WINDOW;
 	case MROCE_NAK_REM_ACCESS:
 	case MROCE_NAK_REM_OP:
 	case MROCE_NAK_INV_REQ:

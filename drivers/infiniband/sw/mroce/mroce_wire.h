@@ -34,7 +34,13 @@
 
 #define MROCE_WIRE_MAX_PATHS		64	/* path ids 0 .. 63 */
 #define MROCE_WIRE_DEF_PATHS		16
-#define MROCE_WIRE_SACK_BITS		256	/* also the PSN window */
+#define MROCE_WIRE_SACK_BITS		256	/* PSNs one SACK bitmap spans */
+/*
+ * The connection window: a requester sends no PSN 256 or more past
+ * snd_una, and a responder takes none 256 or more past ePSN, so that one
+ * SACK bitmap always describes everything in flight.
+ */
+#define MROCE_WINDOW			MROCE_WIRE_SACK_BITS
 #define MROCE_WIRE_SACK_WORDS		(MROCE_WIRE_SACK_BITS / 64)
 #define MROCE_WIRE_MAX_PAYLOAD		4096	/* largest verbs path MTU */
 #define MROCE_WIRE_MAX_MSG_LEN		0x80000000U	/* 2^31, as IB */
@@ -224,8 +230,20 @@ static_assert(sizeof(struct mroce_dgh) == 8);
 #define MROCE_HLEN_PROBE	32			/* BH */
 #define MROCE_HLEN_UD		(32 + 8)		/* BH DGH */
 #define MROCE_HLEN_MAX		MROCE_HLEN_NAK
-/* Largest header in front of a payload (mroce.h's wire overhead). */
+/* Largest header in front of a payload. */
 #define MROCE_HLEN_MAX_DATA	MROCE_HLEN_WRITE
+/* IP and UDP headers in front of a MetaRoCE header, worst case (IPv6). */
+#define MROCE_WIRE_IP_UDP_MAX	(40 + 8)
+
+/*
+ * Bytes a data packet with @payload bytes of payload takes from the IP
+ * header on, worst case: what rates, windows and the pacer count, and
+ * what must fit in the netdev MTU.
+ */
+static inline u32 mroce_wire_pkt_bytes(u32 payload)
+{
+	return MROCE_WIRE_IP_UDP_MAX + MROCE_HLEN_MAX_DATA + payload;
+}
 
 static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_dh) ==
 	      MROCE_HLEN_SEND);
