@@ -52,8 +52,11 @@ static int mroce_pkt_emit(struct mroce_qp *qp, const struct mroce_av *av,
 		goto drop;
 	len = mroce_wire_build(skb_push(skb, op->hdr_len), op->hdr_len, pi);
 	if (len < 0) {
-		WARN_ONCE(1, "mroce: built an invalid %s packet: %s\n", op->name,
-			  mroce_wire_err_name(len));
+		/* a bug, or a WQE field the requester failed to check */
+		dev_err_ratelimited(&mdev->ib_dev.dev,
+				    "qp %u: not sending an invalid %s packet: %s\n",
+				    qp->ibqp.qp_num, op->name,
+				    mroce_wire_err_name(len));
 		goto drop;
 	}
 

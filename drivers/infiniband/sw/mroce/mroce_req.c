@@ -66,8 +66,32 @@ static bool mroce_req_window_open(struct mroce_qp *qp)
 }
 
 /*
+ * Does the remote range of an RDMA WQE (a READ's, a WRITE's) fit below
+ * 2^64?  The spec forbids a wrapping range on the wire.
+ */
+static bool mroce_sq_remote_ok(const struct mroce_swqe *sw)
+{
+	u64 va, len;
+
+	if (sw->op->mask & MROCE_WR_ATOMIC) {
+		va = sw->wqe.wr.atomic.remote_addr;
+		len = sizeof(u64);
+	} else if (sw->op->mask & MROCE_WR_RDMA) {
+		va = sw->wqe.wr.rdma.remote_addr;
+		len = sw->length;
+	} else {
+		return true;
+	}
+	/* va + len <= 2^64 */
+	return !len || len - 1 <= U64_MAX - va;
+}
+
+/*
  * Copy WQE @idx out of the ring and check it.  The ring is shared with
- * the process, so only the copy is looked at from here on.
+ * the process: every field of the slot is hostile, only the copy is
+ * looked at from here on, and the copy is made safe (num_sge within the
+ * kernel's arrays) before anything can fail, since the flush and the
+ * release of a failed WQE walk it too.
  */
 static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 {
@@ -77,8 +101,11 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 	u16 qp_type_mask = qp->ibqp.qp_type == IB_QPT_RC ? MROCE_WR_RC :
 							    MROCE_WR_UD;
 	int access = 0;
+	u32 num_sge;
 
 	memcpy(w, slot, sizeof(*w));
+	num_sge = w->num_sge;
+	w->num_sge = 0;		/* no SGE resolved yet */
 	memset(sw->mr, 0, sizeof(sw->mr));
 	sw->inline_data = NULL;
 	sw->length = 0;
@@ -103,9 +130,10 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 		sw->length = w->inline_len;
 		return IB_WC_SUCCESS;
 	}
-	if (w->num_sge > qp->sq.max_sge)
+	if (num_sge > qp->sq.max_sge)
 		return IB_WC_LOC_LEN_ERR;
-	memcpy(sw->sge, slot + sizeof(*w), w->num_sge * sizeof(sw->sge[0]));
+	w->num_sge = num_sge;
+	memcpy(sw->sge, slot + sizeof(*w), num_sge * sizeof(sw->sge[0]));
 	/* READ and ATOMIC results are written into the local SGEs */
 	if (sw->op->mask & MROCE_WR_RD_ATOMIC)
 		access = IB_ACCESS_LOCAL_WRITE;
@@ -114,6 +142,8 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 		return IB_WC_LOC_PROT_ERR;
 	if ((sw->op->mask & MROCE_WR_ATOMIC) && sw->length != sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
+	if (!mroce_sq_remote_ok(sw))
+		return IB_WC_LOC_QP_OP_ERR;
 	return IB_WC_SUCCESS;
 }
 
@@ -270,7 +300,10 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	if (!mroce_sb_sent(&qp->sq.sb, pi.psn, pi.path_id, pi.path_seq,
 			   pi.ts_us) &&
 	    !(retx && (sw->op->mask & MROCE_WR_RD_ATOMIC))) {
-		WARN_ONCE(1, "mroce: PSN %u outside the send window\n", pi.psn);
+		dev_err_ratelimited(&qp->mdev->ib_dev.dev,
+				    "qp %u: PSN %u outside the send window\n",
+				    qp->ibqp.qp_num, pi.psn);
+		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
 		return;
 	}
 	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
