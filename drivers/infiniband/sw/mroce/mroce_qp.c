@@ -294,6 +294,24 @@ err_count:
 	return err;
 }
 
+/*
+ * Stop every engine of a QP whose state no longer lets it send (RESET):
+ * afterwards no timer, tasklet or pacer of it runs or is pending.  The
+ * order matters, because each can start the next: a requester run that
+ * began before the state changed may still arm the pacer (sq.lock
+ * drains it), the RNR timer schedules the tasklet, and the tasklet and
+ * the pacer arm nothing once they see the state.
+ */
+static void mroce_qp_quiesce(struct mroce_qp *qp)
+{
+	spin_lock_bh(&qp->sq.lock);	/* no requester run is half done */
+	spin_unlock_bh(&qp->sq.lock);
+	del_timer_sync(&qp->sq.rnr_timer);
+	tasklet_kill(&qp->sq.task);
+	hrtimer_cancel(&qp->sq.pace_timer);
+	hrtimer_cancel(&qp->sq.loss_timer);
+}
+
 int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
@@ -308,10 +326,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->state_lock);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock_bh(&qp->state_lock);
-	hrtimer_cancel(&qp->sq.pace_timer);
-	tasklet_kill(&qp->sq.task);
-	hrtimer_cancel(&qp->sq.loss_timer);
-	del_timer_sync(&qp->sq.rnr_timer);
+	mroce_qp_quiesce(qp);
 
 	mroce_sq_release(qp);
 	mroce_rq_release(qp);
@@ -323,9 +338,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 /* Forget everything about the connection: RESET. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
-	hrtimer_cancel(&qp->sq.loss_timer);
-	hrtimer_cancel(&qp->sq.pace_timer);
-	del_timer(&qp->sq.rnr_timer);
+	mroce_qp_quiesce(qp);
 
 	spin_lock_bh(&qp->sq.lock);
 	mroce_sq_release(qp);

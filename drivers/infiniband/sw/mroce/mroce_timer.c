@@ -160,12 +160,17 @@ void mroce_timer_rnr(struct timer_list *t)
 {
 	struct mroce_qp *qp = from_timer(qp, t, sq.rnr_timer);
 
+	bool resume = false;
+
 	spin_lock_bh(&qp->sq.lock);
 	if (qp->sq.rnr_wait && mroce_qp_state(qp) == IB_QPS_RTS) {
 		qp->sq.rnr_wait = false;
 		mroce_req_retransmit(qp, mroce_sq_win_base(qp), U32_MAX);
 		mroce_timer_sent(qp);
+		resume = true;
 	}
 	spin_unlock_bh(&qp->sq.lock);
-	mroce_req_kick(qp);
+	/* only a QP that still sends is kicked: destroy quiesces after us */
+	if (resume)
+		mroce_req_kick(qp);
 }
