@@ -141,8 +141,9 @@ struct mroce_dev {
 
 	struct xarray qp_xa;		/* QPN -> mroce_qp, RCU readers */
 	u32 next_qpn;
-	struct xarray mr_xa;		/* key >> 8 -> mroce_mr, RCU readers */
+	struct xarray mr_xa;		/* lkey >> 8 -> mroce_mr, RCU readers */
 	u32 next_mr;
+	struct xarray rkey_xa;		/* rkey -> mroce_mr, RCU readers */
 	struct xarray ah_xa;		/* ah_num -> mroce_av_ref, RCU readers */
 	u32 next_ah;
 	spinlock_t atomic_lock;		/* serialises remote atomics */
@@ -232,8 +233,9 @@ struct mroce_mr {
 	struct page **pages;
 	unsigned int npages;
 	unsigned int page_offset;	/* of iova in pages[0] */
-	refcount_t ref;			/* lookups in flight + 1 */
-	struct completion released;
+	refcount_t ref;			/* WQEs and lookups holding it + 1 */
+	bool dead;			/* deregistered: no access any more */
+	struct work_struct free_work;	/* the last reference went */
 	struct rcu_head rcu;
 };
 
@@ -416,6 +418,8 @@ struct mroce_qp {
 		struct mroce_hint_conn rhc;	/* this sender, for the hint */
 		u32 hint_bytes;		/* arrived since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
+		u32 seq_err_epsn;	/* the ePSN a PSN_SEQ_ERR NAK was sent at */
+		bool seq_err_sent;
 		struct mroce_atomic_res *atomic_res;
 		u32 atomic_next;
 	} rq;
@@ -543,17 +547,21 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key);
+struct mroce_mr *mroce_mr_get_lkey(struct mroce_dev *mdev, u32 lkey);
+struct mroce_mr *mroce_mr_get_rkey(struct mroce_dev *mdev, u32 rkey);
 void mroce_mr_put(struct mroce_mr *mr);
+void mroce_mr_flush(void);
+int mroce_mr_init(void);
+void mroce_mr_exit(void);
 int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
-void mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
-		   bool to_mr);
+int mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr);
 int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova, struct sk_buff *skb,
 		      u32 skb_off, u32 len);
 u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map);
-void mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
-		    u32 nsge, u32 off, void *buf, u32 len, bool to_sgl);
+int mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
+		   u32 nsge, u32 off, void *buf, u32 len, bool to_sgl);
 int mroce_sgl_copy_skb(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 		       u32 nsge, u32 off, struct sk_buff *skb, u32 skb_off,
 		       u32 len);

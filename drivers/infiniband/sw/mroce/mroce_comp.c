@@ -117,6 +117,38 @@ static void mroce_min_rtt_update(struct mroce_qp *qp, u32 rtt, u64 now_us)
 	}
 }
 
+/*
+ * R1: an ACK or NAK may speak only of what was sent: its cumulative PSN
+ * in [snd_una, snd_nxt], no SACK bit at or beyond snd_nxt, a NAK PSN in
+ * [snd_una, snd_nxt).  A forged or stale one could otherwise complete
+ * WQEs whose data never arrived, or feed its rate hint and RTT echo to
+ * the congestion control.
+ */
+static bool mroce_comp_ack_in_range(const struct mroce_qp *qp,
+				    const struct mroce_pkt_info *pi)
+{
+	const struct mroce_sb *sb = &qp->sq.sb;
+	u32 span, w;
+
+	if (!mroce_psn_between(pi->psn, sb->una, sb->nxt))
+		return false;
+	if (pi->opcode == MROCE_OP_NAK &&
+	    !mroce_psn_in_window(pi->nak_psn, sb->una, sb->nxt))
+		return false;
+	/* bit i stands for PSN psn + i: bits span and up are unsent PSNs */
+	span = mroce_psn_fwd(pi->psn, sb->nxt);
+	for (w = 0; w < MROCE_WIRE_SACK_WORDS; w++) {
+		u64 beyond;
+
+		if (span >= (w + 1) * 64)
+			continue;
+		beyond = span <= w * 64 ? ~0ULL : ~(BIT_ULL(span - w * 64) - 1);
+		if (pi->sack[w] & beyond)
+			return false;
+	}
+	return true;
+}
+
 static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
 	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
@@ -126,10 +158,6 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
 	int delivered;
 
-	if (mroce_psn_after(pi->psn, qp->sq.psn)) {
-		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_ACK_RANGE, 1);
-		return;
-	}
 	/*
 	 * The peer got a PSN we resent twice: both copies arrived, the
 	 * resend was spurious (reordering, not loss); the detector becomes
@@ -232,7 +260,11 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			  usecs_to_jiffies(mroce_wire_rnr_timer_us(pi->rnr_timer)));
 		return false;
 	case MROCE_NAK_PSN_SEQ_ERR:
-		mroce_req_retransmit(qp, pi->nak_psn, U32_MAX);
+		/*
+		 * No other action (spec): the window rule makes it impossible
+		 * on a consistent connection, and resending on it would let
+		 * one small packet draw a window of data.
+		 */
 		return false;
 	default:
 		sw = mroce_sq_find(qp, pi->nak_psn, &k);
@@ -259,7 +291,12 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 	    ((sw->msn + k) & MROCE_WIRE_U24_MASK) != pi->msn)
 		goto bad;
 	clen = mroce_read_chunk_len(qp, sw, k);
+	/* R2: the sink the request named, a PMTU segment of the chunk */
+	if (sw->wqe.num_sge &&
+	    (pi->va != sw->sge[0].addr || pi->rkey != sw->sge[0].lkey))
+		goto bad;
 	if (pi->msg_len != clen || pi->offset % qp->pmtu ||
+	    (clen ? pi->offset >= clen : pi->offset) ||
 	    pi->payload_len != min(qp->pmtu, clen - pi->offset))
 		goto bad;
 	seg = pi->offset / qp->pmtu;
@@ -311,8 +348,9 @@ static void mroce_comp_atomic_resp(struct mroce_qp *qp,
 		return;
 	}
 	sw->atomic_orig = pi->orig;
-	mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, 0, &sw->atomic_orig,
-		       sizeof(u64), true);
+	if (mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, 0,
+			   &sw->atomic_orig, sizeof(u64), true))
+		mroce_swqe_fail(sw, IB_WC_LOC_PROT_ERR);
 	sw->done = true;
 	mroce_sq_progress(qp, ktime_get_ns());
 	mroce_sq_ack_to(qp, mroce_psn_add(pi->psn, 1));
@@ -327,6 +365,15 @@ void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	spin_lock(&qp->sq.lock);
 	if (!mroce_qp_sends(qp)) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
+		goto out;
+	}
+	if (!pi->rx_from_peer) {	/* C5: forged or stale */
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
+		goto out;
+	}
+	if ((mroce_wire_opinfo(pi->opcode)->props & MROCE_OPP_ACKNOWLEDGE) &&
+	    !mroce_comp_ack_in_range(qp, pi)) {
+		mroce_qcount(qp, MROCE_CNT_RX_DROP_ACK_RANGE, 1);
 		goto out;
 	}
 	switch (pi->opcode) {

@@ -134,6 +134,7 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 	atomic_set(&mdev->num_ahs, 0);
 	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC);
+	xa_init(&mdev->rkey_xa);
 	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	spin_lock_init(&mdev->atomic_lock);
 	mdev->stats = alloc_percpu(struct mroce_counters);
@@ -190,7 +191,9 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 		mroce_cc_put(mdev->cc);
 	free_percpu(mdev->stats);
 	xa_destroy(&mdev->qp_xa);
+	mroce_mr_flush();
 	xa_destroy(&mdev->mr_xa);
+	xa_destroy(&mdev->rkey_xa);
 	xa_destroy(&mdev->ah_xa);
 }
 
@@ -291,9 +294,12 @@ static int __init mroce_init(void)
 	int err;
 
 	mroce_counters_init();
-	err = mroce_cc_init();
+	err = mroce_mr_init();
 	if (err)
 		return err;
+	err = mroce_cc_init();
+	if (err)
+		goto err_mr;
 	err = mroce_net_init();
 	if (err)
 		goto err_cc;
@@ -308,6 +314,8 @@ err_net:
 	mroce_net_exit();
 err_cc:
 	mroce_cc_exit();
+err_mr:
+	mroce_mr_exit();
 	return err;
 }
 
@@ -318,6 +326,7 @@ static void __exit mroce_exit(void)
 	unregister_netdevice_notifier(&mroce_netdev_notifier);
 	mroce_net_exit();
 	mroce_cc_exit();
+	mroce_mr_exit();
 	pr_info("mroce: unloaded\n");
 }
 

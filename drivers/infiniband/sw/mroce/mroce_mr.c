@@ -3,11 +3,21 @@
  * mroce memory regions: registration, key lookup, access checks and the
  * copies in and out of registered memory.
  *
- * lkey == rkey == (table index << 8 | generation byte), so a stale key of
- * a deregistered region does not match its successor in the same slot.
- * Lookups run in softirq under RCU and take a reference; deregistration
- * waits for those references to drain before the pages are unpinned.
- * Nothing outside a region's [iova, iova + length) is ever touched.
+ * Keys.  An lkey is (table index << 8 | generation byte), so a stale key
+ * of a deregistered region does not match its successor in the same
+ * slot; lkeys are found only in mr_xa and never accepted from the wire.
+ * An rkey is a random 32-bit number of its own, found only in rkey_xa:
+ * the peer sees rkeys (and the lkeys the spec puts in a READ's sink) but
+ * cannot turn one into the other or guess another region's.
+ *
+ * Lifetime.  Lookups run in softirq under RCU and take a reference, and
+ * fetched WQEs hold one per SGE for as long as they are outstanding, which
+ * a peer can make forever (half a message).  So dereg does not wait: it
+ * takes the region out of both tables, marks it dead (every later copy
+ * through a held reference fails, a protection error for its WQE, as the
+ * IB spec says of access after deregistration) and drops its reference;
+ * the last holder's put unpins the pages from a work item.  Nothing
+ * outside a region's [iova, iova + length) is ever touched.
  */
 
 #include <linux/highmem.h>
@@ -19,6 +29,36 @@
 #define MROCE_MR_ACCESS_OK (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			    IB_ACCESS_OPTIONAL)
+
+/* The pages go, from a work item: ib_umem_release() may sleep. */
+static void mroce_mr_free_work(struct work_struct *work)
+{
+	struct mroce_mr *mr = container_of(work, struct mroce_mr, free_work);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree_rcu(mr, rcu);
+}
+
+static struct workqueue_struct *mroce_mr_wq;
+
+/* Every deferred release done: before the device or the module goes. */
+void mroce_mr_flush(void)
+{
+	flush_workqueue(mroce_mr_wq);
+}
+
+int mroce_mr_init(void)
+{
+	mroce_mr_wq = alloc_workqueue("mroce_mr", WQ_UNBOUND, 0);
+	return mroce_mr_wq ? 0 : -ENOMEM;
+}
+
+void mroce_mr_exit(void)
+{
+	destroy_workqueue(mroce_mr_wq);	/* drains it */
+}
 
 static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 {
@@ -45,7 +85,7 @@ static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 	/* Relaxed ordering and the other optional bits change nothing here. */
 	mr->access = access & ~IB_ACCESS_OPTIONAL;
 	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
+	INIT_WORK(&mr->free_work, mroce_mr_free_work);
 
 	err = xa_alloc_cyclic(&mdev->mr_xa, &idx, NULL,
 			      XA_LIMIT(1, (1U << 24) - 1), &mdev->next_mr,
@@ -53,9 +93,18 @@ static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 	if (err < 0)
 		goto err_free;
 	mr->ibmr.lkey = idx << 8 | (get_random_u32() & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	/* a fresh random rkey; a collision just draws again */
+	do {
+		mr->ibmr.rkey = get_random_u32();
+		err = mr->ibmr.rkey ? xa_insert(&mdev->rkey_xa, mr->ibmr.rkey,
+						NULL, GFP_KERNEL) : -EBUSY;
+	} while (err == -EBUSY);
+	if (err)
+		goto err_idx;
 	return mr;
 
+err_idx:
+	xa_erase(&mdev->mr_xa, idx);
 err_free:
 	kfree(mr);
 err_count:
@@ -63,10 +112,11 @@ err_count:
 	return ERR_PTR(err);
 }
 
-/* Make @mr visible to lookups; until now its slot held NULL. */
+/* Make @mr visible to lookups; until now its slots held NULL. */
 static void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr)
 {
 	xa_store(&mdev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+	xa_store(&mdev->rkey_xa, mr->ibmr.rkey, mr, GFP_KERNEL);
 }
 
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access)
@@ -127,6 +177,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 
 err:
 	xa_erase(&mdev->mr_xa, mr->ibmr.lkey >> 8);
+	xa_erase(&mdev->rkey_xa, mr->ibmr.rkey);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
@@ -140,37 +191,45 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibmr->device);
 	struct mroce_mr *mr = to_mmr(ibmr);
 
-	/* No new lookups, then wait for the ones in flight (short: they
-	 * only copy one packet or hold a posted WQE's SGE).
-	 */
+	/* no new lookups; held references find it dead and fail */
 	xa_erase(&mdev->mr_xa, ibmr->lkey >> 8);
-	mroce_mr_put(mr);
-	wait_for_completion(&mr->released);
-
-	if (mr->umem)
-		ib_umem_release(mr->umem);
-	kvfree(mr->pages);
-	kfree_rcu(mr, rcu);
+	xa_erase(&mdev->rkey_xa, ibmr->rkey);
+	WRITE_ONCE(mr->dead, true);
 	atomic_dec(&mdev->num_mrs);
+	mroce_mr_put(mr);
 	return 0;
 }
 
-struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key)
+static struct mroce_mr *mroce_mr_get(struct xarray *xa, unsigned long idx,
+				     u32 key, bool rkey)
 {
 	struct mroce_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&mdev->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+	mr = xa_load(xa, idx);
+	if (mr && ((rkey ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
 }
 
+/* The region of a local key, with a reference, or NULL. */
+struct mroce_mr *mroce_mr_get_lkey(struct mroce_dev *mdev, u32 lkey)
+{
+	return mroce_mr_get(&mdev->mr_xa, lkey >> 8, lkey, false);
+}
+
+/* The region of a remote key (from the wire), with a reference, or NULL. */
+struct mroce_mr *mroce_mr_get_rkey(struct mroce_dev *mdev, u32 rkey)
+{
+	return mroce_mr_get(&mdev->rkey_xa, rkey, rkey, true);
+}
+
 void mroce_mr_put(struct mroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
+		queue_work(mroce_mr_wq, &mr->free_work);
 }
 
 /*
@@ -202,10 +261,15 @@ static struct page *mroce_mr_page(struct mroce_mr *mr, u64 iova,
 	return mr->pages[pos >> PAGE_SHIFT];
 }
 
-/* Copy between @buf and a range of @mr already checked with mroce_mr_check(). */
-void mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
-		   bool to_mr)
+/*
+ * Copy between @buf and a range of @mr already checked with
+ * mroce_mr_check(); -EACCES once the region is deregistered.
+ */
+int mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr)
 {
+	if (READ_ONCE(mr->dead))
+		return -EACCES;
 	while (len) {
 		unsigned int off, n;
 		struct page *page;
@@ -217,7 +281,7 @@ void mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
 				memcpy(va, buf, len);
 			else
 				memcpy(buf, va, len);
-			return;
+			return 0;
 		}
 		page = mroce_mr_page(mr, iova, &off);
 		n = min_t(u32, len, PAGE_SIZE - off);
@@ -231,6 +295,7 @@ void mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
 		buf += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /* Copy @len bytes at @skb_off of @skb into a checked range of @mr. */
@@ -239,6 +304,8 @@ int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova, struct sk_buff *skb,
 {
 	int err;
 
+	if (READ_ONCE(mr->dead))
+		return -EACCES;
 	while (len) {
 		unsigned int off, n;
 		struct page *page;
@@ -281,10 +348,11 @@ u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map)
  * Copy between @buf and bytes [@off, @off + @len) of a scatter/gather list
  * whose regions were resolved and checked when its WQE was fetched.
  */
-void mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
-		    u32 nsge, u32 off, void *buf, u32 len, bool to_sgl)
+int mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
+		   u32 nsge, u32 off, void *buf, u32 len, bool to_sgl)
 {
 	u32 i, n;
+	int err;
 
 	for (i = 0; i < nsge && len; i++) {
 		if (off >= sge[i].length) {
@@ -292,11 +360,14 @@ void mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 			continue;
 		}
 		n = min(len, sge[i].length - off);
-		mroce_mr_copy(mr[i], sge[i].addr + off, buf, n, to_sgl);
+		err = mroce_mr_copy(mr[i], sge[i].addr + off, buf, n, to_sgl);
+		if (err)
+			return err;
 		buf += n;
 		len -= n;
 		off = 0;
 	}
+	return len ? -EINVAL : 0;
 }
 
 /* Copy @len bytes at @skb_off of @skb to bytes [@off, ...) of an SGL. */
@@ -341,7 +412,7 @@ int mroce_sgl_resolve(struct mroce_dev *mdev, struct ib_pd *pd,
 	for (i = 0; i < nsge; i++) {
 		if (!sge[i].length)
 			continue;
-		mr[i] = mroce_mr_get(mdev, sge[i].lkey);
+		mr[i] = mroce_mr_get_lkey(mdev, sge[i].lkey);
 		if (!mr[i] || mroce_mr_check(mr[i], pd, sge[i].addr,
 					     sge[i].length, access))
 			return -EACCES;

@@ -188,6 +188,7 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.hint_bytes = 0;
 	mroce_hint_conn_init(&qp->rq.rhc);
 	qp->rq.fatal_nak = 0;
+	qp->rq.seq_err_sent = false;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
 	qp->rq.ring.hdr->prod = 0;
 	qp->rq.ring.hdr->cons = 0;

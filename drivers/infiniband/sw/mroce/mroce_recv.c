@@ -25,6 +25,32 @@ static bool mroce_skb_ce(const struct sk_buff *skb)
 	return false;
 }
 
+/*
+ * C5: does an RC packet come from the connected peer, its QPN from the
+ * address vector's GIDs to ours?  A lockless read of the connection
+ * attributes: they change only in modify_qp, never under traffic.
+ */
+static bool mroce_rc_from_peer(const struct mroce_qp *qp,
+			       const struct sk_buff *skb,
+			       const struct mroce_pkt_info *pi)
+{
+	const struct mroce_av *av = &qp->av;
+
+	if (pi->src_qpn != READ_ONCE(qp->dest_qpn))
+		return false;
+	if (skb->protocol == htons(ETH_P_IP))
+		return av->family == AF_INET &&
+		       ip_hdr(skb)->saddr == av->daddr.v4.sin_addr.s_addr &&
+		       ip_hdr(skb)->daddr == av->saddr.v4.sin_addr.s_addr;
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return av->family == AF_INET6 &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->saddr,
+				       &av->daddr.v6.sin6_addr) &&
+		       ipv6_addr_equal(&ipv6_hdr(skb)->daddr,
+				       &av->saddr.v6.sin6_addr);
+	return false;
+}
+
 void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	const struct mroce_wire_opinfo *op;
@@ -53,8 +79,10 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);
 		goto drop;
 	}
+	rc = qp->ibqp.qp_type == IB_QPT_RC;
+	info.rx_from_peer = rc && mroce_rc_from_peer(qp, skb, &info);
 	if (info.opcode == MROCE_OP_PROBE) {
-		if (qp->ibqp.qp_type == IB_QPT_RC)
+		if (rc)
 			mroce_resp_probe(qp, &info);
 		else
 			mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
@@ -62,7 +90,6 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto drop;
 	}
 	datagram = op->props & MROCE_OPP_DATAGRAM;
-	rc = qp->ibqp.qp_type == IB_QPT_RC;
 	if (datagram == rc)
 		mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
 	else if (op->props & MROCE_OPP_DATAGRAM)

@@ -147,14 +147,16 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 	return IB_WC_SUCCESS;
 }
 
-static void mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
-			      u32 len)
+/* Payload bytes [@off, @off + @len) of @sw; -EACCES if an MR went away. */
+static int mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
+			     u32 len)
 {
-	if (sw->inline_data)
+	if (sw->inline_data) {
 		memcpy(dst, sw->inline_data + off, len);
-	else
-		mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, off, dst, len,
-			       false);
+		return 0;
+	}
+	return mroce_sgl_copy(sw->sge, sw->mr, sw->wqe.num_sge, off, dst, len,
+			      false);
 }
 
 /* The UDP source port of path @id in its current generation. */
@@ -312,8 +314,12 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
 		return;		/* the loss timers resend it */
 	}
-	if (len)
-		mroce_swqe_gather(sw, off, skb_put(skb, len), len);
+	if (len && mroce_swqe_gather(sw, off, skb_put(skb, len), len)) {
+		/* deregistered under the WQE: it fails, in order */
+		kfree_skb(skb);
+		mroce_swqe_fail(sw, IB_WC_LOC_PROT_ERR);
+		return;
+	}
 	if (retx)
 		mroce_qcount(qp, sw->op->mask & MROCE_WR_READ ?
 			     MROCE_CNT_TX_READ_REREQ : MROCE_CNT_TX_RETX_PKTS, 1);
@@ -417,8 +423,11 @@ static enum ib_wc_status mroce_req_ud(struct mroce_qp *qp,
 	skb = mroce_pkt_alloc(qp, sw->length);
 	if (!skb)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (sw->length)
-		mroce_swqe_gather(sw, 0, skb_put(skb, sw->length), sw->length);
+	if (sw->length &&
+	    mroce_swqe_gather(sw, 0, skb_put(skb, sw->length), sw->length)) {
+		kfree_skb(skb);
+		return IB_WC_LOC_PROT_ERR;
+	}
 	/* spread datagrams of different peers over paths */
 	sport = mroce_wire_sport(jhash_2words(qp->ibqp.qp_num,
 					      w->wr.ud.remote_qpn, 0), 0, 0);
@@ -573,9 +582,13 @@ static bool mroce_req_run(struct mroce_qp *qp)
 					 qp->sq.cc.pkt_bytes,
 					 mroce_now_us64());
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
-		if (++sw->sent == sw->npkts)
-			qp->sq.cur++;
+		if (++sw->sent == sw->npkts || sw->status != IB_WC_SUCCESS)
+			qp->sq.cur++;	/* done sending (or failed: no more) */
 		sent = true;
+		if (sw->status != IB_WC_SUCCESS && mroce_sq_complete(qp)) {
+			failed = true;
+			break;
+		}
 		if (--budget == 0) {
 			tasklet_schedule(&qp->sq.task);
 			break;

@@ -195,7 +195,7 @@ static struct mroce_mr *mroce_resp_mr(struct mroce_qp *qp, u32 rkey, u64 va,
 
 	if ((qp->access & access) != access)
 		return NULL;
-	mr = mroce_mr_get(qp->mdev, rkey);
+	mr = mroce_mr_get_rkey(qp->mdev, rkey);
 	if (mr && mroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
 		mroce_mr_put(mr);
 		mr = NULL;
@@ -237,9 +237,12 @@ static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 			pi.flags |= MROCE_F_LAST;
 		if (off + len == end)
 			pi.flags |= MROCE_F_ACK_REQ;
-		if (len)
-			mroce_mr_copy(mr, s->va + off, skb_put(skb, len), len,
-				      false);
+		if (len && mroce_mr_copy(mr, s->va + off, skb_put(skb, len),
+					 len, false)) {
+			kfree_skb(skb);
+			mroce_mr_put(mr);
+			return MROCE_NAK_REM_ACCESS;	/* deregistered */
+		}
 		mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn,
 				  s->sport ?: qp->sport, skb, &pi);
 		off += len;
@@ -437,13 +440,25 @@ static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi
 }
 
 /*
+ * C10: a SEND or WRITE packet is one PMTU segment of its message: no
+ * more than the PMTU, at a multiple of it, and a full PMTU unless it is
+ * the last.  Anything else the requester could not have sent.
+ */
+static bool mroce_resp_segment_ok(const struct mroce_qp *qp,
+				  const struct mroce_pkt_info *pi)
+{
+	return pi->payload_len <= qp->pmtu && !(pi->offset % qp->pmtu) &&
+	       ((pi->flags & MROCE_F_LAST) || pi->payload_len == qp->pmtu);
+}
+
+/*
  * A PROBE of a path the peer declared dead: answer at once with an ACK
  * echoing it (and the current receive state).  Softirq.
  */
 void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
 	spin_lock(&qp->rq.lock);
-	if (pi->src_qpn != qp->dest_qpn) {
+	if (!pi->rx_from_peer) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
 	} else if (mroce_qp_receives(qp)) {
 		qp->rq.since_ack++;
@@ -468,11 +483,11 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
 		/* the fatal NAK may have been lost: the requester resends */
 		if (mroce_qp_state(qp) == IB_QPS_ERR && qp->rq.fatal_nak &&
-		    pi->src_qpn == qp->dest_qpn)
+		    pi->rx_from_peer)
 			mroce_resp_ack(qp, pi, qp->rq.fatal_nak, qp->rq.epsn, 0);
 		goto out;
 	}
-	if (pi->src_qpn != qp->dest_qpn) {
+	if (!pi->rx_from_peer) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
 		goto out;
 	}
@@ -491,7 +506,12 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	if (d >= MROCE_WINDOW) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_PSN_WINDOW, 1);
-		mroce_resp_ack(qp, pi, MROCE_NAK_PSN_SEQ_ERR, pi->psn, 0);
+		/* C7: at most one NAK per ePSN value, whatever arrives */
+		if (!qp->rq.seq_err_sent || qp->rq.seq_err_epsn != qp->rq.epsn) {
+			qp->rq.seq_err_sent = true;
+			qp->rq.seq_err_epsn = qp->rq.epsn;
+			mroce_resp_ack(qp, pi, MROCE_NAK_PSN_SEQ_ERR, pi->psn, 0);
+		}
 		goto out;
 	}
 	if (d)
@@ -527,6 +547,10 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		s->compare = pi->compare;
 		break;
 	default:
+		if (!mroce_resp_segment_ok(qp, pi)) {
+			s->nak = MROCE_NAK_INV_REQ;	/* C10 */
+			break;
+		}
 		nak = mroce_resp_place(qp, pi, skb);
 		if (nak == -EAGAIN) {
 			/* not placed, not marked: the requester retries */
@@ -610,9 +634,10 @@ void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 			       sizeof(struct ipv6hdr));
 			cqe.flags |= MROCE_CQE_NET_IPV6;
 		}
-		mroce_sgl_copy(rw->sge, rw->mr, rw->num_sge, 0, grh,
-			       sizeof(grh), true);
-		if (pi->payload_len &&
+		if (mroce_sgl_copy(rw->sge, rw->mr, rw->num_sge, 0, grh,
+				   sizeof(grh), true))
+			st = IB_WC_LOC_PROT_ERR;
+		else if (pi->payload_len &&
 		    mroce_sgl_copy_skb(rw->sge, rw->mr, rw->num_sge,
 				       sizeof(grh), skb, pi->hdr_len,
 				       pi->payload_len))

@@ -147,6 +147,9 @@ enum hrtimer_restart mroce_timer_fire(struct hrtimer *t)
 		qp->sq.due[MROCE_DL_TLP] = 0;
 		mroce_req_tlp(qp);
 	}
+	/* a resend can fail its WQE (an MR deregistered under it) */
+	if (!failed)
+		failed = mroce_sq_complete(qp);
 	if (!failed)
 		mroce_timer_arm(qp);
 out:

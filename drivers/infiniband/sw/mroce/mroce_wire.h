@@ -422,6 +422,7 @@ struct mroce_pkt_info {
 	 */
 	bool rx_ce;
 	u16 rx_sport;
+	bool rx_from_peer;	/* RC: source QPN and addresses are the peer's */
 	/* NKH */
 	u8 nak_code;
 	u8 rnr_timer;
