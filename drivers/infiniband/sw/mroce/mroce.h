@@ -216,6 +216,8 @@ struct mroce_cq {
 	u8 notify;			/* IB_CQ_NEXT_COMP / IB_CQ_SOLICITED */
 	bool is_user;
 	bool overflow;
+	/* runs comp_handler outside every QP lock: a ULP posts from it */
+	struct tasklet_struct notify_task;
 };
 
 enum mroce_mr_type {
@@ -356,6 +358,7 @@ struct mroce_qp {
 	atomic64_t qcnt[MROCE_NUM_COUNTERS];	/* per-QP share of the counters */
 	refcount_t ref;			/* lookups in flight + 1 */
 	struct completion released;
+	struct work_struct err_work;	/* fail from where locks are held */
 
 	/* requester + completer: under sq.lock */
 	struct {
@@ -577,7 +580,7 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+bool mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   bool solicited);
 
 /* mroce_qp.c */
@@ -595,6 +598,7 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
 void mroce_qp_put(struct mroce_qp *qp);
 void mroce_qp_error(struct mroce_qp *qp);
+void mroce_qp_fail_async(struct mroce_qp *qp);
 
 /* mroce_ah.c */
 int mroce_av_from_ah_attr(struct mroce_av *av, const struct rdma_ah_attr *ah);

@@ -27,7 +27,8 @@ static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
 		.qp_num = qp->ibqp.qp_num,
 	};
 
-	mroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false);
+	if (!mroce_cq_post(to_mcq(qp->ibqp.send_cq), &cqe, false))
+		mroce_qp_fail_async(qp);	/* CQ overflow */
 }
 
 /*

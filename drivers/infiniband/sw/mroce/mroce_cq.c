@@ -16,6 +16,15 @@ static u32 mroce_cq_slots(int cqe)
 	return roundup_pow_of_two((u32)cqe + 1);
 }
 
+/* The consumer's completion handler, from a tasklet. */
+static void mroce_cq_notify(struct tasklet_struct *t)
+{
+	struct mroce_cq *cq = from_tasklet(cq, t, notify_task);
+
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
@@ -36,6 +45,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	tasklet_setup(&cq->notify_task, mroce_cq_notify);
 	cq->is_user = !!udata;
 	err = mroce_ring_alloc(&cq->ring, mroce_cq_slots(attr->cqe),
 			       sizeof(struct mroce_cqe),
@@ -62,6 +72,8 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);
 
+	/* its QPs are gone (ib_core): nothing schedules it any more */
+	tasklet_kill(&cq->notify_task);
 	mroce_ring_free(&cq->ring);
 	atomic_dec(&to_mdev(ibcq->device)->num_cqs);
 	return 0;
@@ -120,10 +132,13 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 }
 
 /*
- * Add a completion.  Softirq or process context.  On overflow the CQ is
- * broken for good, as on hardware: its consumers get IB_EVENT_CQ_ERR.
+ * Add a completion.  Softirq or process context, under the posting QP's
+ * locks: so the completion handler runs later, from a tasklet, where a
+ * ULP may post again.  On overflow the CQ is broken for good, as on
+ * hardware: its consumers get IB_EVENT_CQ_ERR, and false tells the
+ * caller to fail its QP (the completion is lost).
  */
-void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+bool mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   bool solicited)
 {
 	struct ib_event ev;
@@ -144,7 +159,7 @@ void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 			ev.event = IB_EVENT_CQ_ERR;
 			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 		}
-		return;
+		return false;
 	}
 	memcpy(mroce_ring_slot(&cq->ring, prod), cqe, sizeof(*cqe));
 	/* the CQE is visible before the index that publishes it */
@@ -156,8 +171,9 @@ void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (notify)
+		tasklet_schedule(&cq->notify_task);
+	return true;
 }
 
 static void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ib_wc *wc,

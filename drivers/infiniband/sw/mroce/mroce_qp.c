@@ -195,6 +195,24 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.ring.hdr->flags = 0;
 }
 
+/* A fatal error found under the QP's locks: the QP fails from a work item. */
+static void mroce_qp_err_work(struct work_struct *work)
+{
+	struct mroce_qp *qp = container_of(work, struct mroce_qp, err_work);
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+	enum ib_qp_state state = mroce_qp_state(qp);
+
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
+		return;
+	mroce_qp_error(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -234,6 +252,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq.lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
+	INIT_WORK(&qp->err_work, mroce_qp_err_work);
 	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->sq.loss_timer.function = mroce_timer_fire;
 	hrtimer_init(&qp->sq.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
@@ -328,6 +347,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock_bh(&qp->state_lock);
 	mroce_qp_quiesce(qp);
+	cancel_work_sync(&qp->err_work);
 
 	mroce_sq_release(qp);
 	mroce_rq_release(qp);
@@ -554,6 +574,11 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * timers, packet receive), never hardirq and never under sq.lock or
  * rq.lock: state_lock is a _bh lock, as in mroce_modify_qp().
  */
+void mroce_qp_fail_async(struct mroce_qp *qp)
+{
+	schedule_work(&qp->err_work);
+}
+
 void mroce_qp_error(struct mroce_qp *qp)
 {
 	spin_lock_bh(&qp->state_lock);

@@ -158,8 +158,9 @@ static void mroce_rq_post_cqe(struct mroce_qp *qp, struct mroce_rwqe *rw,
 		cqe.flags = MROCE_CQE_WITH_IMM;
 		cqe.imm_data = (__force u32)cpu_to_be32(s->imm);
 	}
-	mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
-		      s && (s->flags & MROCE_F_SOLICITED));
+	if (!mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
+			   s && (s->flags & MROCE_F_SOLICITED)))
+		mroce_qp_fail_async(qp);	/* CQ overflow */
 }
 
 /* Receive WQE @rw (rq_done) is done with: drop its references, free its slot. */
@@ -650,7 +651,8 @@ void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	cqe.wr_id = rw->wr_id;
 	cqe.status = st;
 	mroce_rq_retire(qp, rw);
-	mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe, false);
+	if (!mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe, false))
+		mroce_qp_fail_async(qp);	/* CQ overflow */
 out:
 	spin_unlock(&qp->rq.lock);
 }
