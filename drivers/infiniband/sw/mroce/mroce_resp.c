@@ -178,12 +178,15 @@ static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 			      enum ib_wc_status status)
 {
 	struct mroce_rwqe *rw = &qp->rq.wqe[qp->rq.rq_done & qp->rq.ring.mask];
-	enum ib_wc_status st;
+	enum ib_wc_status st = IB_WC_SUCCESS;
 
 	if (!rw->valid || rw->seq != qp->rq.rq_done)
 		rw = mroce_rq_wqe(qp, qp->rq.rq_done, &st);
 	if (!rw)
 		return;
+	/* the WQE's own failure (a bad lkey found when fetched) comes first */
+	if (status == IB_WC_SUCCESS)
+		status = st;
 	mroce_rq_retire(qp, rw);
 	mroce_rq_post_cqe(qp, rw, s, status);
 }
@@ -324,6 +327,13 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 		enum mroce_nak_code nak = s->nak;
 		u16 props = mroce_rslot_props(s);
 
+		/*
+		 * A message completes the receive WQE its data went to, and
+		 * receives complete in order: its rq_seq must be the next.
+		 */
+		if (!nak && (props & MROCE_OPP_RWQE) &&
+		    (s->flags & MROCE_F_LAST) && s->rq_seq != qp->rq.rq_done)
+			nak = MROCE_NAK_INV_REQ;
 		if (!nak && (props & MROCE_OPP_READ))
 			nak = mroce_resp_read(qp, s, psn);
 		else if (!nak && (props & MROCE_OPP_ATOMIC))
