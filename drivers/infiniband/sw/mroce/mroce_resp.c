@@ -207,6 +207,16 @@ static struct mroce_mr *mroce_resp_mr(struct mroce_qp *qp, u32 rkey, u64 va,
 	return mr;
 }
 
+/*
+ * C11: one READ request asks for at most MROCE_READ_CHUNK_SEGS PMTUs (a
+ * requester splits longer READs), which bounds what one request makes
+ * the responder send from softirq.
+ */
+static bool mroce_resp_read_len_ok(const struct mroce_qp *qp, u32 len)
+{
+	return len <= MROCE_READ_CHUNK_SEGS * qp->pmtu;
+}
+
 /* Send the range [offset, offset + length) of a READ as responses. */
 static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 					   const struct mroce_rslot *s, u32 psn)
@@ -369,7 +379,15 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	}
 	switch (pi->opcode) {
 	case MROCE_OP_READ_REQ:
-		/* responder keeps no READ state: re-read the range asked for */
+		/*
+		 * The responder keeps no READ state: it reads the range asked
+		 * for again, but only for a request the window still covers
+		 * and of a size its first execution accepted: an old PSN is
+		 * no licence to read without end.
+		 */
+		if (mroce_psn_fwd(pi->psn, qp->rq.epsn) > MROCE_WINDOW ||
+		    !mroce_resp_read_len_ok(qp, pi->msg_len))
+			return;
 		s.msn = pi->msn;
 		s.va = pi->va;
 		s.rkey = pi->rkey;
@@ -539,8 +557,9 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	s->sport = pi->rx_sport;
 	switch (pi->opcode) {
 	case MROCE_OP_READ_REQ:
-		if (!qp->max_dest_rd_atomic) {
-			s->nak = MROCE_NAK_INV_REQ;
+		if (!qp->max_dest_rd_atomic ||
+		    !mroce_resp_read_len_ok(qp, pi->msg_len)) {
+			s->nak = MROCE_NAK_INV_REQ;	/* C11 */
 			break;
 		}
 		s->va = pi->va;
