@@ -277,6 +277,7 @@ static void mroce_path_die(struct mroce_paths *ps, int id, u64 now_us)
 	p->gen++;
 	p->gen_seq = p->tx_seq;
 	p->gen_probes = 0;
+	p->dead_gens = 0;
 	p->next_probe_us = now_us;
 	/* the new source port is a new route: forget the old one */
 	p->srtt_x8 = 0;
@@ -320,6 +321,18 @@ bool mroce_paths_kill(struct mroce_paths *ps, int id, u64 now_us)
 	return true;
 }
 
+/* max(SRTT, 100 us), doubled per unanswered generation past the first few */
+static u64 mroce_path_probe_interval(const struct mroce_path *p, u32 srtt_us)
+{
+	u64 base = max_t(u32, srtt_us, MROCE_PATH_PROBE_MIN_US);
+	u32 shift = p->dead_gens > MROCE_PATH_PROBE_BACKOFF_GENS ?
+		    p->dead_gens - MROCE_PATH_PROBE_BACKOFF_GENS : 0;
+
+	if (shift >= 20)
+		return MROCE_PATH_PROBE_MAX_US;
+	return min_t(u64, base << shift, MROCE_PATH_PROBE_MAX_US);
+}
+
 int mroce_paths_probe_due(struct mroce_paths *ps, u64 now_us, u32 srtt_us,
 			  u32 *path_seq)
 {
@@ -335,11 +348,12 @@ int mroce_paths_probe_due(struct mroce_paths *ps, u64 now_us, u32 srtt_us,
 			p->gen++;
 			p->gen_seq = p->tx_seq;
 			p->gen_probes = 0;
+			if (p->dead_gens < U8_MAX)
+				p->dead_gens++;
 		}
 		p->gen_probes++;
 		p->stats.probes++;
-		p->next_probe_us = now_us + max_t(u32, srtt_us,
-						  MROCE_PATH_PROBE_MIN_US);
+		p->next_probe_us = now_us + mroce_path_probe_interval(p, srtt_us);
 		*path_seq = p->tx_seq++;
 		return id;
 	}

@@ -49,6 +49,13 @@
 #define MROCE_PATH_DEAD_LOSSES		4	/* consecutive, no delivery */
 #define MROCE_PATH_PROBE_MIN_US		100	/* probe every max(SRTT, this) */
 #define MROCE_PATH_PROBES_PER_GEN	3	/* unanswered, then gen++ */
+/*
+ * A peer that answers nothing must not draw probes at the RTT forever:
+ * after this many unanswered generations the interval doubles with each
+ * further one, up to MROCE_PATH_PROBE_MAX_US.
+ */
+#define MROCE_PATH_PROBE_BACKOFF_GENS	4
+#define MROCE_PATH_PROBE_MAX_US		1000000	/* 1 s */
 #define MROCE_PATH_REORDER_PKTS		3	/* K of loss rule 1 */
 #define MROCE_PATH_ECHO_REQ_PKTS	32	/* new packets per echo request */
 
@@ -81,6 +88,7 @@ struct mroce_path {
 	u8 w;			/* weight, 1/16 units, 1 .. 16 */
 	u8 consec_lost;		/* losses since the last delivery */
 	u8 gen_probes;		/* probes sent in this generation */
+	u8 dead_gens;		/* generations probed since it died */
 	bool high_valid;	/* high_seq holds a delivered path seq */
 	bool round_dirty;	/* a loss or mark in the current round */
 	s32 credit;		/* smooth weighted round-robin */

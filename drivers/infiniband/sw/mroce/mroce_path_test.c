@@ -8,6 +8,7 @@
 #include <linux/kernel.h>
 #include <linux/limits.h>
 #include <linux/slab.h>
+#include <linux/time64.h>
 
 #include "mroce_path.h"
 
@@ -822,6 +823,41 @@ static void mroce_path_test_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, 16), 0U);
 }
 
+/*
+ * A peer that answers nothing: 16 dead paths probed for 10 s of a 100 us
+ * SRTT.  Without backoff that is 1.6 million probes (one per path per
+ * SRTT); with it, the first generations at the RTT, then an interval
+ * that doubles up to 1 s.
+ */
+static void mroce_path_test_probe_backoff(struct kunit *test)
+{
+	struct mroce_paths *ps = paths_new(test, 16, 256, true);
+	u64 now, probes = 0, late = 0;
+	u32 seq;
+	int id;
+
+	for (id = 0; id < 16; id++)
+		mroce_paths_kill(ps, id, 0);
+	for (now = 0; now <= 10 * USEC_PER_SEC;) {
+		while (mroce_paths_probe_due(ps, now, 100, &seq) >= 0) {
+			probes++;
+			if (now >= 9 * USEC_PER_SEC)
+				late++;
+		}
+		now = mroce_paths_next_probe_us(ps);
+	}
+	/* a few dozen per path while backing off, then 1 per second */
+	KUNIT_EXPECT_LT(test, probes, 16ULL * 80);
+	KUNIT_EXPECT_LE(test, late, 16ULL * 2);
+	KUNIT_EXPECT_GE(test, late, 16ULL);	/* still probed: it may revive */
+	KUNIT_EXPECT_EQ(test, ps->path[0].state, MROCE_PATH_DEAD);
+	/* an answer resets the backoff: the next death probes at the RTT */
+	mroce_paths_probe_acked(ps, 0, ps->path[0].tx_seq - 1, now);
+	KUNIT_EXPECT_EQ(test, ps->path[0].state, MROCE_PATH_ACTIVE);
+	mroce_paths_kill(ps, 0, now);
+	KUNIT_EXPECT_EQ(test, ps->path[0].dead_gens, 0);
+}
+
 static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_init),
 	KUNIT_CASE(mroce_path_test_wrr_proportional),
@@ -835,6 +871,7 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_consecutive_losses),
 	KUNIT_CASE(mroce_path_test_kill),
 	KUNIT_CASE(mroce_path_test_probe_cadence),
+	KUNIT_CASE(mroce_path_test_probe_backoff),
 	KUNIT_CASE(mroce_path_test_probe_revives),
 	KUNIT_CASE(mroce_path_test_stale_probe_ack),
 	KUNIT_CASE(mroce_path_test_all_dead),
