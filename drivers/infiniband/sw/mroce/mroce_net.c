@@ -210,11 +210,12 @@ static void mroce_soft_detach(struct mroce_dev *mdev)
 	mutex_unlock(&mroce_net_mutex);
 }
 
-static int mroce_soft_xmit4(struct mroce_sockset *set,
+static int mroce_soft_xmit4(struct mroce_sockset *set, int oif,
 			    const struct mroce_av *av, __be16 sport, u8 ecn,
 			    struct sk_buff *skb)
 {
 	struct flowi4 fl4 = {
+		.flowi4_oif = oif,
 		.daddr = av->daddr.v4.sin_addr.s_addr,
 		.saddr = av->saddr.v4.sin_addr.s_addr,
 		.flowi4_proto = IPPROTO_UDP,
@@ -236,11 +237,12 @@ static int mroce_soft_xmit4(struct mroce_sockset *set,
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
-static int mroce_soft_xmit6(struct mroce_sockset *set,
+static int mroce_soft_xmit6(struct mroce_sockset *set, int oif,
 			    const struct mroce_av *av, __be16 sport, u8 ecn,
 			    struct sk_buff *skb)
 {
 	struct flowi6 fl6 = {
+		.flowi6_oif = oif,
 		.daddr = av->daddr.v6.sin6_addr,
 		.saddr = av->saddr.v6.sin6_addr,
 		.flowi6_proto = IPPROTO_UDP,
@@ -276,14 +278,22 @@ static int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	struct mroce_sockset *set;
 	int err = -ENODEV;
 
+	int oif = mdev->ndev->ifindex;
+
+	/*
+	 * Out of the device's own netdev: the routing table of the
+	 * namespace alone could pick another interface for the peer.
+	 */
 	rcu_read_lock_bh();
 	set = READ_ONCE(mdev->xport_priv);
 	if (set) {
 		if (av->family == AF_INET)
-			err = mroce_soft_xmit4(set, av, htons(sport), ecn, skb);
+			err = mroce_soft_xmit4(set, oif, av, htons(sport), ecn,
+					       skb);
 #if IS_ENABLED(CONFIG_IPV6)
 		else
-			err = mroce_soft_xmit6(set, av, htons(sport), ecn, skb);
+			err = mroce_soft_xmit6(set, oif, av, htons(sport), ecn,
+					       skb);
 #endif
 	}
 	rcu_read_unlock_bh();

@@ -88,13 +88,24 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 
 static void mroce_qp_free_queues(struct mroce_qp *qp)
 {
+	struct mroce_paths *paths;
+
 	mroce_ring_free(&qp->sq.ring);
 	mroce_ring_free(&qp->rq.ring);
 	kvfree(qp->sq.wqe);
 	kvfree(qp->sq.inline_buf);
 	kvfree(qp->rq.wqe);
 	kfree(qp->rq.atomic_res);
-	kfree(qp->sq.paths);
+	/*
+	 * rdma resource show may be listing the QP right now (ib_core waits
+	 * for it only after destroy returns): it looks at paths under
+	 * sq.lock and finds none.
+	 */
+	spin_lock_bh(&qp->sq.lock);
+	paths = qp->sq.paths;
+	qp->sq.paths = NULL;
+	spin_unlock_bh(&qp->sq.lock);
+	kfree(paths);
 	if (qp->sq.cc_ops) {
 		if (qp->sq.cc_ops->release)
 			qp->sq.cc_ops->release(&qp->sq.cc);

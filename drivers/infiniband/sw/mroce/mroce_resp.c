@@ -290,12 +290,15 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 {
 	struct mroce_atomic_res *res;
 	struct mroce_mr *mr;
+	u8 n_res;
 	u64 *p, orig;
 	void *map;
 
 	if (s->va & 7)
 		return MROCE_NAK_INV_REQ;
-	if (!qp->rq.atomic_res || !qp->max_dest_rd_atomic)
+	/* once: modify_qp may change it under us, and it is a divisor */
+	n_res = READ_ONCE(qp->max_dest_rd_atomic);
+	if (!qp->rq.atomic_res || !n_res)
 		return MROCE_NAK_INV_REQ;
 	mr = mroce_resp_mr(qp, s->rkey, s->va, sizeof(u64),
 			   IB_ACCESS_REMOTE_ATOMIC);
@@ -316,7 +319,7 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 	spin_unlock(&qp->mdev->atomic_lock);
 	mroce_mr_put(mr);
 
-	res = &qp->rq.atomic_res[qp->rq.atomic_next++ % qp->max_dest_rd_atomic];
+	res = &qp->rq.atomic_res[qp->rq.atomic_next++ % n_res];
 	res->psn = psn;
 	res->orig = orig;
 	res->valid = true;

@@ -129,6 +129,19 @@ static int mroce_alloc_ucontext(struct ib_ucontext *ibuc,
 				min_t(size_t, udata->outlen, sizeof(resp)));
 }
 
+/*
+ * The device goes away (netdev or namespace removal, rdma link delete,
+ * rmmod) while a process still has it open.  Having this op at all is
+ * what matters: ib_core then destroys the process's objects through the
+ * ordinary destroy verbs and zaps its mmaps (our rings are rdma mmap
+ * entries), instead of waiting for the process to close the device, which
+ * would stall the unregistration and every later namespace teardown.
+ * Nothing of ours outlives the objects, so there is nothing more to do.
+ */
+static void mroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static void mroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
@@ -291,7 +304,15 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		u64 rate;
 		u32 id;
 
+		/*
+		 * One snapshot under sq.lock, paths included: a concurrent
+		 * destroy frees them (and clears the pointer) under it.
+		 */
 		spin_lock_bh(&qp->sq.lock);
+		if (!qp->sq.paths) {
+			spin_unlock_bh(&qp->sq.lock);
+			goto done;
+		}
 		v[0] = qp->sq.rto.srtt_us;
 		v[1] = qp->sq.rto.rttvar_us;
 		v[2] = qp->sq.min_rtt_us;
@@ -304,9 +325,8 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[9] = qp->sq.sb.una;
 		v[10] = qp->sq.sb.nxt;
 		v[11] = qp->sq.path_hash;
-		rate = qp->sq.cc.rate_bps;
-		spin_unlock_bh(&qp->sq.lock);
 		v[12] = READ_ONCE(qp->rq.epsn);
+		rate = qp->sq.cc.rate_bps;
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
 		    rdma_nl_put_driver_u32(msg, "snd_una", v[9]) ||
 		    rdma_nl_put_driver_u32(msg, "snd_nxt", v[10]) ||
@@ -325,14 +345,17 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "rate_hint_mbps", v[8]) ||
 		    rdma_nl_put_driver_u32(msg, "paths_active",
 					   mroce_paths_nr_active(qp->sq.paths)))
-			goto err;
-		/* racy snapshot of counters, good enough for a listing */
+			goto err_unlock;
 		for (id = 0; id < qp->sq.paths->n; id++)
 			if (mroce_fill_res_path(msg, qp, id))
-				goto err;
+				goto err_unlock;
+		spin_unlock_bh(&qp->sq.lock);
 	}
+done:
 	nla_nest_end(msg, nest);
 	return 0;
+err_unlock:
+	spin_unlock_bh(&qp->sq.lock);
 err:
 	nla_nest_cancel(msg, nest);
 	return -EMSGSIZE;
@@ -354,6 +377,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.dereg_mr = mroce_dereg_mr,
+	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.destroy_ah = mroce_destroy_ah,
 	.destroy_cq = mroce_destroy_cq,
 	.destroy_qp = mroce_destroy_qp,
