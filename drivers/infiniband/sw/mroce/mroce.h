@@ -375,8 +375,9 @@ struct mroce_qp {
 		u32 msn;
 		u32 rq_seq;
 		u32 rd_atomic;		/* READ/ATOMIC outstanding */
-		u32 slot_wqe[MROCE_WINDOW];	/* PSN -> ring index */
-		u64 read_seen[MROCE_WINDOW];	/* READ chunk segments */
+		/* per PSN of the window (kvcalloc'ed: the QP stays small) */
+		u32 *slot_wqe;		/* PSN -> ring index */
+		u64 *read_seen;		/* READ chunk segments */
 		struct mroce_sb sb;	/* per-PSN send state, loss detector */
 		struct mroce_paths *paths;	/* spraying, penalty, probing */
 		u16 path_hash;		/* source-port base of the paths */
@@ -414,7 +415,7 @@ struct mroce_qp {
 		u32 epsn;		/* next expected PSN */
 		u32 high;		/* one past the highest PSN received */
 		unsigned long seen[BITS_TO_LONGS(MROCE_WINDOW)];
-		struct mroce_rslot slot[MROCE_WINDOW];
+		struct mroce_rslot *slot;	/* per PSN of the window */
 		u32 rq_done;		/* next rq_seq to complete */
 		u32 since_ack;
 		u32 ce_since_ack;	/* CE-marked arrivals since the last ACK */

@@ -77,7 +77,7 @@ static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 		atomic_dec(&mdev->num_mrs);
 		return ERR_PTR(-ENOMEM);
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
 		err = -ENOMEM;
 		goto err_count;
@@ -154,7 +154,8 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 		goto err;
 	}
 	mr->npages = ib_umem_num_pages(mr->umem);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages),
+			     GFP_KERNEL_ACCOUNT);
 	if (!mr->pages) {
 		err = -ENOMEM;
 		goto err;

@@ -71,10 +71,19 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 			       &resp->rq);
 	if (err)
 		return err;
-	qp->sq.wqe = kvcalloc(sq_slots, sizeof(*qp->sq.wqe), GFP_KERNEL);
-	qp->sq.inline_buf = kvcalloc(sq_slots, qp->sq.max_inline, GFP_KERNEL);
-	qp->rq.wqe = kvcalloc(rq_slots, sizeof(*qp->rq.wqe), GFP_KERNEL);
-	if (!qp->sq.wqe || !qp->sq.inline_buf || !qp->rq.wqe)
+	/* charged to the caller's memory cgroup, like its rings */
+	qp->sq.wqe = kvcalloc(sq_slots, sizeof(*qp->sq.wqe), GFP_KERNEL_ACCOUNT);
+	qp->sq.inline_buf = kvcalloc(sq_slots, qp->sq.max_inline,
+				     GFP_KERNEL_ACCOUNT);
+	qp->rq.wqe = kvcalloc(rq_slots, sizeof(*qp->rq.wqe), GFP_KERNEL_ACCOUNT);
+	qp->sq.slot_wqe = kvcalloc(MROCE_WINDOW, sizeof(*qp->sq.slot_wqe),
+				   GFP_KERNEL_ACCOUNT);
+	qp->sq.read_seen = kvcalloc(MROCE_WINDOW, sizeof(*qp->sq.read_seen),
+				    GFP_KERNEL_ACCOUNT);
+	qp->rq.slot = kvcalloc(MROCE_WINDOW, sizeof(*qp->rq.slot),
+			       GFP_KERNEL_ACCOUNT);
+	if (!qp->sq.wqe || !qp->sq.inline_buf || !qp->rq.wqe ||
+	    !qp->sq.slot_wqe || !qp->sq.read_seen || !qp->rq.slot)
 		return -ENOMEM;
 
 	cap->max_send_wr = sq_slots;
@@ -95,6 +104,9 @@ static void mroce_qp_free_queues(struct mroce_qp *qp)
 	kvfree(qp->sq.wqe);
 	kvfree(qp->sq.inline_buf);
 	kvfree(qp->rq.wqe);
+	kvfree(qp->sq.slot_wqe);
+	kvfree(qp->sq.read_seen);
+	kvfree(qp->rq.slot);
 	kfree(qp->rq.atomic_res);
 	/*
 	 * rdma resource show may be listing the QP right now (ib_core waits
@@ -284,7 +296,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (init->qp_type == IB_QPT_RC) {
 		u32 n = READ_ONCE(mroce_num_paths);
 
-		qp->sq.paths = kzalloc(mroce_paths_size(n), GFP_KERNEL);
+		qp->sq.paths = kzalloc(mroce_paths_size(n), GFP_KERNEL_ACCOUNT);
 		if (!qp->sq.paths) {
 			err = -ENOMEM;
 			goto err_queues;

@@ -34,7 +34,7 @@ int mroce_ring_alloc(struct mroce_ring *r, u32 num_slots, u32 stride,
 	if (!uctx)
 		return 0;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e) {
 		err = -ENOMEM;
 		goto err_buf;
