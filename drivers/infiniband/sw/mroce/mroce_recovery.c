@@ -24,6 +24,22 @@
 
 #include "mroce_sq.h"
 
+/*
+ * The first packet of @sw that may still be missing.  Packets of a SEND
+ * or WRITE before the cumulative point have arrived: starting there keeps
+ * the loss handling's work within the window, not proportional to the
+ * message (a 2 GiB WRITE has half a million packets).  READ and ATOMIC
+ * requests wait for their answers, whatever the cumulative point says.
+ */
+static u32 mroce_req_first_unacked(const struct mroce_qp *qp,
+				   const struct mroce_swqe *sw)
+{
+	if ((sw->op->mask & MROCE_WR_RD_ATOMIC) ||
+	    !mroce_psn_before(sw->first_psn, qp->sq.sb.una))
+		return 0;
+	return min(mroce_psn_fwd(sw->first_psn, qp->sq.sb.una), sw->sent);
+}
+
 /* Does request PSN @k of @sw still need to reach the peer? */
 bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw, u32 k)
 {
@@ -53,7 +69,7 @@ void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
 
-		for (k = 0; k < sw->sent; k++) {
+		for (k = mroce_req_first_unacked(qp, sw); k < sw->sent; k++) {
 			if (mroce_psn_before(mroce_psn_add(sw->first_psn, k),
 					     from_psn) ||
 			    !mroce_req_missing(qp, sw, k))
@@ -147,8 +163,9 @@ void mroce_req_tlp(struct mroce_qp *qp)
 	/* the newest request packet still missing, READ/ATOMIC answers too */
 	while (idx != qp->sq.tail) {
 		struct mroce_swqe *sw = &qp->sq.wqe[--idx & qp->sq.ring.mask];
+		u32 first = mroce_req_first_unacked(qp, sw);
 
-		for (k = sw->sent; k-- > 0;) {
+		for (k = sw->sent; k-- > first;) {
 			if (!mroce_req_missing(qp, sw, k))
 				continue;
 			mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
@@ -167,7 +184,7 @@ static bool mroce_req_oldest_missing(struct mroce_qp *qp, u32 *psn)
 	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
 
-		for (k = 0; k < sw->sent; k++) {
+		for (k = mroce_req_first_unacked(qp, sw); k < sw->sent; k++) {
 			if (mroce_req_missing(qp, sw, k)) {
 				*psn = mroce_psn_add(sw->first_psn, k);
 				return true;
