@@ -128,6 +128,30 @@ struct mroce_counters {
 	u64 v[MROCE_NUM_COUNTERS];
 };
 
+/* Object pools (mroce_pool.c): counts, limits, numbers, lookups. */
+enum mroce_pool_type {
+	MROCE_POOL_PD,
+	MROCE_POOL_CQ,
+	MROCE_POOL_QP,
+	MROCE_POOL_MR,
+	MROCE_POOL_AH,
+	MROCE_NUM_POOLS
+};
+
+struct mroce_pool {
+	const char *name;
+	u32 max;			/* objects at once */
+	atomic_t count;
+	struct xarray xa;		/* number -> object, RCU readers */
+	struct xa_limit limit;		/* the numbers */
+	u32 next;			/* cyclic allocation */
+};
+
+/* What a lookup holds of an object: embedded in QPs and MRs. */
+struct mroce_pool_elem {
+	refcount_t ref;			/* lookups and holders + 1 */
+};
+
 struct mroce_dev {
 	struct ib_device ib_dev;	/* must stay first: ib_alloc_device() */
 	struct net_device *ndev;	/* ib_core holds the reference */
@@ -139,23 +163,14 @@ struct mroce_dev {
 
 	const struct mroce_cc_ops *cc;	/* default for new QPs */
 
-	struct xarray qp_xa;		/* QPN -> mroce_qp, RCU readers */
-	u32 next_qpn;
-	struct xarray mr_xa;		/* lkey >> 8 -> mroce_mr, RCU readers */
-	u32 next_mr;
+	/* QPN -> QP, lkey >> 8 -> MR, AH number -> its address ... */
+	struct mroce_pool pool[MROCE_NUM_POOLS];
 	struct xarray rkey_xa;		/* rkey -> mroce_mr, RCU readers */
-	struct xarray ah_xa;		/* ah_num -> mroce_av_ref, RCU readers */
-	u32 next_ah;
 	spinlock_t atomic_lock;		/* serialises remote atomics */
 	/* receiver fair-share rate hint for the senders to this port */
 	spinlock_t rh_lock;
 	struct mroce_hint rh;
 
-	atomic_t num_pds;
-	atomic_t num_qps;
-	atomic_t num_cqs;
-	atomic_t num_mrs;
-	atomic_t num_ahs;
 	enum ib_port_state port_state;	/* last state dispatched */
 	struct mroce_counters __percpu *stats;
 };
@@ -235,7 +250,7 @@ struct mroce_mr {
 	struct page **pages;
 	unsigned int npages;
 	unsigned int page_offset;	/* of iova in pages[0] */
-	refcount_t ref;			/* WQEs and lookups holding it + 1 */
+	struct mroce_pool_elem elem;	/* WQEs and lookups holding it */
 	bool dead;			/* deregistered: no access any more */
 	struct work_struct free_work;	/* the last reference went */
 	struct rcu_head rcu;
@@ -356,7 +371,7 @@ struct mroce_qp {
 	bool sq_sig_all;
 	atomic_t path_seq;		/* responses and ACKs sent */
 	atomic64_t qcnt[MROCE_NUM_COUNTERS];	/* per-QP share of the counters */
-	refcount_t ref;			/* lookups in flight + 1 */
+	struct mroce_pool_elem elem;	/* lookups in flight */
 	struct completion released;
 	struct work_struct err_work;	/* fail from where locks are held */
 
@@ -538,6 +553,19 @@ void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);
 void mroce_dealloc_driver(struct ib_device *ibdev);
+
+/* mroce_pool.c */
+void mroce_pools_init(struct mroce_dev *mdev);
+void mroce_pools_destroy(struct mroce_dev *mdev);
+int mroce_pool_add(struct mroce_pool *pool);
+void mroce_pool_del(struct mroce_pool *pool);
+int mroce_pool_index(struct mroce_pool *pool, void *entry, u32 *idx,
+		     gfp_t gfp);
+int mroce_pool_insert(struct mroce_pool *pool, u32 idx, void *entry);
+void mroce_pool_publish(struct mroce_pool *pool, u32 idx, void *entry);
+void mroce_pool_unindex(struct mroce_pool *pool, u32 idx);
+struct mroce_pool_elem *mroce_elem_get(struct xarray *xa, unsigned long idx);
+struct mroce_pool_elem *mroce_pool_get(struct mroce_pool *pool, u32 idx);
 
 /* mroce_queue.c */
 int mroce_ring_alloc(struct mroce_ring *r, u32 num_slots, u32 stride,

@@ -55,10 +55,9 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct mroce_create_ah_resp resp = {};
 	int err;
 
-	if (atomic_inc_return(&mdev->num_ahs) > MROCE_MAX_AH) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	err = mroce_pool_add(&mdev->pool[MROCE_POOL_AH]);
+	if (err)
+		return err;
 	ah->ref = kzalloc(sizeof(*ah->ref), gfp);
 	if (!ah->ref) {
 		err = -ENOMEM;
@@ -68,9 +67,9 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (err)
 		goto err_free;
 	ah->ref->pd = ibah->pd;
-	err = xa_alloc_cyclic(&mdev->ah_xa, &ah->ah_num, ah->ref,
-			      XA_LIMIT(1, INT_MAX), &mdev->next_ah, gfp);
-	if (err < 0)
+	err = mroce_pool_index(&mdev->pool[MROCE_POOL_AH], ah->ref, &ah->ah_num,
+			       gfp);
+	if (err)
 		goto err_free;
 	/* only UD senders need the number; RC-only providers ask for none */
 	if (udata && udata->outlen >= sizeof(resp)) {
@@ -82,11 +81,11 @@ int mroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 
 err_xa:
-	xa_erase(&mdev->ah_xa, ah->ah_num);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_AH], ah->ah_num);
 err_free:
 	kfree_rcu(ah->ref, rcu);
 err_count:
-	atomic_dec(&mdev->num_ahs);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_AH]);
 	return err;
 }
 
@@ -96,9 +95,9 @@ int mroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct mroce_ah *ah = to_mah(ibah);
 
 	/* WQEs naming it from now on fail; readers finish under RCU */
-	xa_erase(&mdev->ah_xa, ah->ah_num);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_AH], ah->ah_num);
 	kfree_rcu(ah->ref, rcu);
-	atomic_dec(&mdev->num_ahs);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_AH]);
 	return 0;
 }
 
@@ -110,7 +109,7 @@ int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
 	int err = -EINVAL;
 
 	rcu_read_lock();
-	ref = xa_load(&mdev->ah_xa, ah_num);
+	ref = xa_load(&mdev->pool[MROCE_POOL_AH].xa, ah_num);
 	if (ref && ref->pd == pd) {
 		*av = ref->av;
 		err = 0;

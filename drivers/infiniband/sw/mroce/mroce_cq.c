@@ -39,10 +39,9 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	if (atomic_inc_return(&mdev->num_cqs) > MROCE_MAX_CQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	err = mroce_pool_add(&mdev->pool[MROCE_POOL_CQ]);
+	if (err)
+		return err;
 
 	spin_lock_init(&cq->lock);
 	tasklet_setup(&cq->notify_task, mroce_cq_notify);
@@ -64,7 +63,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_ring:
 	mroce_ring_free(&cq->ring);
 err_count:
-	atomic_dec(&mdev->num_cqs);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_CQ]);
 	return err;
 }
 
@@ -75,7 +74,7 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* its QPs are gone (ib_core): nothing schedules it any more */
 	tasklet_kill(&cq->notify_task);
 	mroce_ring_free(&cq->ring);
-	atomic_dec(&to_mdev(ibcq->device)->num_cqs);
+	mroce_pool_del(&to_mdev(ibcq->device)->pool[MROCE_POOL_CQ]);
 	return 0;
 }
 

@@ -127,15 +127,8 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 	/* First, so that ib_dealloc_device() undoes a partial init. */
 	ib_set_device_ops(ibdev, &mroce_dev_ops);
 	mdev->ndev = ndev;
-	atomic_set(&mdev->num_pds, 0);
-	atomic_set(&mdev->num_qps, 0);
-	atomic_set(&mdev->num_cqs, 0);
-	atomic_set(&mdev->num_mrs, 0);
-	atomic_set(&mdev->num_ahs, 0);
-	xa_init_flags(&mdev->qp_xa, XA_FLAGS_ALLOC);
-	xa_init_flags(&mdev->mr_xa, XA_FLAGS_ALLOC);
+	mroce_pools_init(mdev);
 	xa_init(&mdev->rkey_xa);
-	xa_init_flags(&mdev->ah_xa, XA_FLAGS_ALLOC);
 	spin_lock_init(&mdev->atomic_lock);
 	mdev->stats = alloc_percpu(struct mroce_counters);
 	if (!mdev->stats)
@@ -190,11 +183,9 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 	if (mdev->cc)
 		mroce_cc_put(mdev->cc);
 	free_percpu(mdev->stats);
-	xa_destroy(&mdev->qp_xa);
 	mroce_mr_flush();
-	xa_destroy(&mdev->mr_xa);
+	mroce_pools_destroy(mdev);
 	xa_destroy(&mdev->rkey_xa);
-	xa_destroy(&mdev->ah_xa);
 }
 
 static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)

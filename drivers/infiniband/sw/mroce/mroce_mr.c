@@ -5,7 +5,8 @@
  *
  * Keys.  An lkey is (table index << 8 | generation byte), so a stale key
  * of a deregistered region does not match its successor in the same
- * slot; lkeys are found only in mr_xa and never accepted from the wire.
+ * slot; lkeys are found only in the MR pool and never accepted from the
+ * wire.
  * An rkey is a random 32-bit number of its own, found only in rkey_xa:
  * the peer sees rkeys (and the lkeys the spec puts in a READ's sink) but
  * cannot turn one into the other or guess another region's.
@@ -73,10 +74,9 @@ static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return ERR_PTR(-EINVAL);
-	if (atomic_inc_return(&mdev->num_mrs) > MROCE_MAX_MR) {
-		atomic_dec(&mdev->num_mrs);
-		return ERR_PTR(-ENOMEM);
-	}
+	err = mroce_pool_add(&mdev->pool[MROCE_POOL_MR]);
+	if (err)
+		return ERR_PTR(err);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr) {
 		err = -ENOMEM;
@@ -84,13 +84,12 @@ static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 	}
 	/* Relaxed ordering and the other optional bits change nothing here. */
 	mr->access = access & ~IB_ACCESS_OPTIONAL;
-	refcount_set(&mr->ref, 1);
+	refcount_set(&mr->elem.ref, 1);
 	INIT_WORK(&mr->free_work, mroce_mr_free_work);
 
-	err = xa_alloc_cyclic(&mdev->mr_xa, &idx, NULL,
-			      XA_LIMIT(1, (1U << 24) - 1), &mdev->next_mr,
-			      GFP_KERNEL);
-	if (err < 0)
+	err = mroce_pool_index(&mdev->pool[MROCE_POOL_MR], NULL, &idx,
+			       GFP_KERNEL);
+	if (err)
 		goto err_free;
 	mr->ibmr.lkey = idx << 8 | (get_random_u32() & 0xff);
 	/* a fresh random rkey; a collision just draws again */
@@ -104,19 +103,20 @@ static struct mroce_mr *mroce_mr_new(struct ib_pd *pd, int access)
 	return mr;
 
 err_idx:
-	xa_erase(&mdev->mr_xa, idx);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_MR], idx);
 err_free:
 	kfree(mr);
 err_count:
-	atomic_dec(&mdev->num_mrs);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_MR]);
 	return ERR_PTR(err);
 }
 
 /* Make @mr visible to lookups; until now its slots held NULL. */
 static void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr)
 {
-	xa_store(&mdev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
-	xa_store(&mdev->rkey_xa, mr->ibmr.rkey, mr, GFP_KERNEL);
+	mroce_pool_publish(&mdev->pool[MROCE_POOL_MR], mr->ibmr.lkey >> 8,
+			   &mr->elem);
+	xa_store(&mdev->rkey_xa, mr->ibmr.rkey, &mr->elem, GFP_KERNEL);
 }
 
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access)
@@ -177,13 +177,13 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err:
-	xa_erase(&mdev->mr_xa, mr->ibmr.lkey >> 8);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_MR], mr->ibmr.lkey >> 8);
 	xa_erase(&mdev->rkey_xa, mr->ibmr.rkey);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	kfree(mr);
-	atomic_dec(&mdev->num_mrs);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_MR]);
 	return ERR_PTR(err);
 }
 
@@ -193,43 +193,39 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mroce_mr *mr = to_mmr(ibmr);
 
 	/* no new lookups; held references find it dead and fail */
-	xa_erase(&mdev->mr_xa, ibmr->lkey >> 8);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_MR], ibmr->lkey >> 8);
 	xa_erase(&mdev->rkey_xa, ibmr->rkey);
 	WRITE_ONCE(mr->dead, true);
-	atomic_dec(&mdev->num_mrs);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_MR]);
 	mroce_mr_put(mr);
 	return 0;
-}
-
-static struct mroce_mr *mroce_mr_get(struct xarray *xa, unsigned long idx,
-				     u32 key, bool rkey)
-{
-	struct mroce_mr *mr;
-
-	rcu_read_lock();
-	mr = xa_load(xa, idx);
-	if (mr && ((rkey ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
-		   !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
-	rcu_read_unlock();
-	return mr;
 }
 
 /* The region of a local key, with a reference, or NULL. */
 struct mroce_mr *mroce_mr_get_lkey(struct mroce_dev *mdev, u32 lkey)
 {
-	return mroce_mr_get(&mdev->mr_xa, lkey >> 8, lkey, false);
+	struct mroce_pool_elem *e = mroce_pool_get(&mdev->pool[MROCE_POOL_MR],
+						   lkey >> 8);
+	struct mroce_mr *mr = e ? container_of(e, struct mroce_mr, elem) : NULL;
+
+	if (mr && mr->ibmr.lkey != lkey) {	/* another generation */
+		mroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
 }
 
 /* The region of a remote key (from the wire), with a reference, or NULL. */
 struct mroce_mr *mroce_mr_get_rkey(struct mroce_dev *mdev, u32 rkey)
 {
-	return mroce_mr_get(&mdev->rkey_xa, rkey, rkey, true);
+	struct mroce_pool_elem *e = mroce_elem_get(&mdev->rkey_xa, rkey);
+
+	return e ? container_of(e, struct mroce_mr, elem) : NULL;
 }
 
 void mroce_mr_put(struct mroce_mr *mr)
 {
-	if (refcount_dec_and_test(&mr->ref))
+	if (refcount_dec_and_test(&mr->elem.ref))
 		queue_work(mroce_mr_wq, &mr->free_work);
 }
 

@@ -16,19 +16,15 @@
 
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
 {
-	struct mroce_qp *qp;
+	struct mroce_pool_elem *e = mroce_pool_get(&mdev->pool[MROCE_POOL_QP],
+						   qpn);
 
-	rcu_read_lock();
-	qp = xa_load(&mdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
+	return e ? container_of(e, struct mroce_qp, elem) : NULL;
 }
 
 void mroce_qp_put(struct mroce_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->elem.ref))
 		complete(&qp->released);
 }
 
@@ -261,10 +257,9 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return err;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	if (atomic_inc_return(&mdev->num_qps) > MROCE_MAX_QP) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	err = mroce_pool_add(&mdev->pool[MROCE_POOL_QP]);
+	if (err)
+		return err;
 
 	qp->mdev = mdev;
 	qp->is_user = !!udata;
@@ -273,7 +268,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
-	refcount_set(&qp->ref, 1);
+	refcount_set(&qp->elem.ref, 1);
 	init_completion(&qp->released);
 	INIT_WORK(&qp->err_work, mroce_qp_err_work);
 	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
@@ -307,16 +302,15 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mroce_rq_init_state(qp);
 
 	if (init->qp_type == IB_QPT_GSI) {
-		/* QP1 by definition; one per port */
+		/* QP1 by definition, below the pool's range; one per port */
 		qpn = MROCE_WIRE_QPN_GSI;
-		err = xa_insert(&mdev->qp_xa, qpn, qp, GFP_KERNEL);
+		err = mroce_pool_insert(&mdev->pool[MROCE_POOL_QP], qpn,
+					&qp->elem);
 	} else {
-		err = xa_alloc_cyclic(&mdev->qp_xa, &qpn, qp,
-				      XA_LIMIT(MROCE_MIN_QPN,
-					       MROCE_WIRE_U24_MASK),
-				      &mdev->next_qpn, GFP_KERNEL);
+		err = mroce_pool_index(&mdev->pool[MROCE_POOL_QP], &qp->elem,
+				       &qpn, GFP_KERNEL);
 	}
-	if (err < 0)
+	if (err)
 		goto err_queues;
 	ibqp->qp_num = qpn;
 
@@ -328,12 +322,11 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_xa:
-	xa_erase(&mdev->qp_xa, qpn);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_QP], qpn);
 	synchronize_rcu();
 err_queues:
 	mroce_qp_free_queues(qp);
-err_count:
-	atomic_dec(&mdev->num_qps);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_QP]);
 	return err;
 }
 
@@ -361,7 +354,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_dev *mdev = qp->mdev;
 
 	/* No new lookups; wait for the packets being processed. */
-	xa_erase(&mdev->qp_xa, ibqp->qp_num);
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_QP], ibqp->qp_num);
 	synchronize_rcu();
 	mroce_qp_put(qp);
 	wait_for_completion(&qp->released);
@@ -375,7 +368,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mroce_sq_release(qp);
 	mroce_rq_release(qp);
 	mroce_qp_free_queues(qp);
-	atomic_dec(&mdev->num_qps);
+	mroce_pool_del(&mdev->pool[MROCE_POOL_QP]);
 	return 0;
 }
 

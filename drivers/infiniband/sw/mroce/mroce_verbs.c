@@ -150,16 +150,12 @@ static int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct mroce_dev *mdev = to_mdev(ibpd->device);
 
-	if (atomic_inc_return(&mdev->num_pds) > MROCE_MAX_PD) {
-		atomic_dec(&mdev->num_pds);
-		return -ENOSPC;
-	}
-	return 0;
+	return mroce_pool_add(&mdev->pool[MROCE_POOL_PD]) ? -ENOSPC : 0;
 }
 
 static int mroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	atomic_dec(&to_mdev(ibpd->device)->num_pds);
+	mroce_pool_del(&to_mdev(ibpd->device)->pool[MROCE_POOL_PD]);
 	return 0;
 }
 
