@@ -4,6 +4,39 @@
  *
  * Only the ib_core glue includes this header.  Protocol state machines
  * live in headers of their own with no ib_core dependency.
+ *
+ * The files, by role (the Makefile groups them the same way):
+ *
+ *   device and verbs
+ *     mroce_main.c      module, rdma link ops, device lifecycle, port state
+ *     mroce_verbs.c     ib_device_ops, queries, PD, counters, rdma resource
+ *     mroce_pool.c      object counts, numbers and lookups
+ *     mroce_queue.c     rings shared with the provider, mmap
+ *     mroce_mr.c        memory regions, keys, copies in and out of them
+ *     mroce_cq.c        completion queues
+ *     mroce_qp.c        QPs, the state machine, kernel post_send/post_recv
+ *     mroce_ah.c        address handles and address vectors
+ *   packet I/O
+ *     mroce_xport.[ch]  provider registry (soft UDP, NIC offload)
+ *     mroce_net.c       the soft provider: per-netns UDP sockets
+ *     mroce_recv.c      receive demux: parse, count drops, dispatch
+ *     mroce_pkt.c       build and send a packet
+ *   transport engines (mroce_sq.h: what the send side shares)
+ *     mroce_opcode.c    work request opcode table
+ *     mroce_req.c       requester
+ *     mroce_comp.c      completer
+ *     mroce_recovery.c  loss recovery
+ *     mroce_timer.c     loss timer, RNR wait
+ *     mroce_resp.c      responder
+ *   pure protocol code (no ib_core; KUnit suites *_test.c)
+ *     mroce_wire.[ch]   wire format, packet opcode table, validation
+ *     mroce_psn.h       PSN arithmetic
+ *     mroce_sb.[ch]     send scoreboard, loss detector
+ *     mroce_path.[ch]   path table: spraying, dead paths, probes
+ *     mroce_rto.h       RTO, verbs retry budget
+ *     mroce_pace.h      pacer
+ *     mroce_cc*.[ch]    congestion control registry and algorithms
+ *     mroce_ratehint.[ch]  receiver rate hint
  */
 #ifndef MROCE_H
 #define MROCE_H

@@ -369,10 +369,33 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 	return false;
 }
 
+/* What a request packet leaves in its window slot until ePSN reaches it. */
+static void mroce_rslot_fill(struct mroce_rslot *s,
+			     const struct mroce_pkt_info *pi)
+{
+	memset(s, 0, sizeof(*s));
+	s->opcode = pi->opcode;
+	s->flags = pi->flags;
+	s->msn = pi->msn;
+	s->rq_seq = pi->rq_seq;
+	s->imm = pi->imm;
+	s->msg_len = pi->msg_len;
+	s->sport = pi->rx_sport;
+	s->va = pi->va;
+	s->rkey = pi->rkey;
+	/* READ: the sink and the range asked for; ATOMIC: the operands */
+	s->sink_va = pi->sink_va;
+	s->sink_key = pi->sink_key;
+	s->offset = pi->offset;
+	s->length = pi->rd_length;
+	s->swap_add = pi->swap_add;
+	s->compare = pi->compare;
+}
+
 /* A duplicate request: answer it, never place or complete it again. */
 static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
-	struct mroce_rslot s = {};
+	struct mroce_rslot s;
 	u32 i;
 
 	mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
@@ -391,15 +414,7 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		if (mroce_psn_fwd(pi->psn, qp->rq.epsn) > MROCE_WINDOW ||
 		    !mroce_resp_read_len_ok(qp, pi->msg_len))
 			return;
-		s.msn = pi->msn;
-		s.va = pi->va;
-		s.rkey = pi->rkey;
-		s.sink_va = pi->sink_va;
-		s.sink_key = pi->sink_key;
-		s.msg_len = pi->msg_len;
-		s.offset = pi->offset;
-		s.length = pi->rd_length;
-		s.sport = pi->rx_sport;
+		mroce_rslot_fill(&s, pi);
 		mroce_qcount(qp, MROCE_CNT_RX_DUP_READ_REEXEC, 1);
 		mroce_resp_read(qp, &s, pi->psn);
 		return;
@@ -550,35 +565,16 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		mroce_qcount(qp, MROCE_CNT_RX_OOO_PKTS, 1);
 
 	s = &qp->rq.slot[pi->psn % MROCE_WINDOW];
-	memset(s, 0, sizeof(*s));
-	s->opcode = pi->opcode;
-	s->flags = pi->flags;
-	s->msn = pi->msn;
-	s->rq_seq = pi->rq_seq;
-	s->imm = pi->imm;
-	s->msg_len = pi->msg_len;
-	s->sport = pi->rx_sport;
+	mroce_rslot_fill(s, pi);
 	switch (pi->opcode) {
 	case MROCE_OP_READ_REQ:
 		if (!qp->max_dest_rd_atomic ||
-		    !mroce_resp_read_len_ok(qp, pi->msg_len)) {
+		    !mroce_resp_read_len_ok(qp, pi->msg_len))
 			s->nak = MROCE_NAK_INV_REQ;	/* C11 */
-			break;
-		}
-		s->va = pi->va;
-		s->rkey = pi->rkey;
-		s->sink_va = pi->sink_va;
-		s->sink_key = pi->sink_key;
-		s->offset = pi->offset;
-		s->length = pi->rd_length;
 		break;
 	case MROCE_OP_ATOMIC_CMP_SWP:
 	case MROCE_OP_ATOMIC_FETCH_ADD:
-		s->va = pi->va;
-		s->rkey = pi->rkey;
-		s->swap_add = pi->swap_add;
-		s->compare = pi->compare;
-		break;
+		break;	/* executed when ePSN reaches it */
 	default:
 		if (!mroce_resp_segment_ok(qp, pi)) {
 			s->nak = MROCE_NAK_INV_REQ;	/* C10 */
