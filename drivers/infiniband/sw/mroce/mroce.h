@@ -327,6 +327,7 @@ struct mroce_swqe {
 	u32 sent;			/* packets sent at least once */
 	u32 read_segs;			/* READ: segments in all, received */
 	u32 read_got;
+	u32 read_base;			/* READ: chunks before it all in */
 	u64 atomic_orig;
 	bool done;			/* response / acks complete */
 	enum ib_wc_status status;

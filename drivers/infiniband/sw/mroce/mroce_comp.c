@@ -279,6 +279,21 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	}
 }
 
+/* Move @sw's read_base past the chunks that are all in. */
+static void mroce_read_advance(struct mroce_qp *qp, struct mroce_swqe *sw)
+{
+	while (sw->read_base < sw->sent) {
+		u32 psn = mroce_psn_add(sw->first_psn, sw->read_base);
+		u32 segs = mroce_segs(qp, mroce_read_chunk_len(qp, sw,
+							       sw->read_base));
+
+		if (qp->sq.read_seen[psn % MROCE_WINDOW] !=
+		    mroce_segs_mask(segs))
+			break;
+		sw->read_base++;
+	}
+}
+
 static void mroce_comp_read_resp(struct mroce_qp *qp,
 				 const struct mroce_pkt_info *pi,
 				 struct sk_buff *skb)
@@ -302,7 +317,8 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 		goto bad;
 	seg = pi->offset / qp->pmtu;
 	seen = &qp->sq.read_seen[pi->psn % MROCE_WINDOW];
-	if (*seen & BIT_ULL(seg)) {
+	/* a chunk all in has given its slot to a later PSN */
+	if (k < sw->read_base || (*seen & BIT_ULL(seg))) {
 		mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
 		return;
 	}
@@ -313,6 +329,7 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 		goto bad;
 	*seen |= BIT_ULL(seg);
 	sw->read_got++;
+	mroce_read_advance(qp, sw);
 	/* new READ data is progress too */
 	mroce_sq_progress(qp, ktime_get_ns());
 	mroce_timer_arm(qp);

@@ -34,7 +34,9 @@
 static u32 mroce_req_first_unacked(const struct mroce_qp *qp,
 				   const struct mroce_swqe *sw)
 {
-	if ((sw->op->mask & MROCE_WR_RD_ATOMIC) ||
+	if (sw->op->mask & MROCE_WR_READ)
+		return sw->read_base;
+	if ((sw->op->mask & MROCE_WR_ATOMIC) ||
 	    !mroce_psn_before(sw->first_psn, qp->sq.sb.una))
 		return 0;
 	return min(mroce_psn_fwd(sw->first_psn, qp->sq.sb.una), sw->sent);
@@ -46,7 +48,11 @@ bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw, u32 k)
 	u32 psn = mroce_psn_add(sw->first_psn, k);
 
 	if (sw->op->mask & MROCE_WR_READ) {
-		u32 segs = mroce_segs(qp, mroce_read_chunk_len(qp, sw, k));
+		u32 segs;
+
+		if (k < sw->read_base)	/* all in; its slot may be reused */
+			return false;
+		segs = mroce_segs(qp, mroce_read_chunk_len(qp, sw, k));
 
 		return qp->sq.read_seen[psn % MROCE_WINDOW] !=
 		       mroce_segs_mask(segs);

@@ -39,11 +39,28 @@ static void mroce_req_paths_resync(struct mroce_qp *qp)
 }
 
 /*
+ * The oldest request PSN whose answer is still incomplete: the first READ
+ * chunk of @sw not all in, or its ATOMIC; false if none that was sent.
+ */
+static bool mroce_swqe_waits_at(const struct mroce_swqe *sw, u32 *psn)
+{
+	if (!(sw->op->mask & MROCE_WR_RD_ATOMIC))
+		return false;
+	if (sw->op->mask & MROCE_WR_ATOMIC) {
+		*psn = sw->first_psn;
+		return sw->sent && !sw->done;
+	}
+	*psn = mroce_psn_add(sw->first_psn, sw->read_base);
+	return sw->read_base < sw->sent;
+}
+
+/*
  * May a new request packet go out?  At most cwnd (<= 256, the SACK span)
- * packets after the cumulative point; and while a READ or ATOMIC waits
- * for its answer, its PSNs must keep their slot_wqe entries, so nothing
- * 256 or more PSNs after it.  SEND/WRITE messages of any length stream
- * through the window.
+ * packets after the cumulative point; and while a READ chunk or ATOMIC
+ * waits for its answer, its PSN must keep its slot_wqe and read_seen
+ * entries, so nothing 256 or more PSNs after it.  SEND/WRITE messages
+ * of any length stream through the window, and so do READs of any
+ * length: a chunk's slot is free again once its answer is complete.
  */
 static bool mroce_req_window_open(struct mroce_qp *qp)
 {
@@ -57,10 +74,10 @@ static bool mroce_req_window_open(struct mroce_qp *qp)
 		return true;
 	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		const struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+		u32 psn;
 
-		if (sw->sent && (sw->op->mask & MROCE_WR_RD_ATOMIC))
-			return mroce_psn_fwd(sw->first_psn, qp->sq.psn) <
-			       MROCE_WINDOW;
+		if (sw->sent && mroce_swqe_waits_at(sw, &psn))
+			return mroce_psn_fwd(psn, qp->sq.psn) < MROCE_WINDOW;
 	}
 	return true;
 }
@@ -112,6 +129,7 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 	sw->sent = 0;
 	sw->read_segs = 0;
 	sw->read_got = 0;
+	sw->read_base = 0;
 	sw->done = false;
 	sw->status = IB_WC_SUCCESS;
 
@@ -274,6 +292,10 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	u32 off, len;
 	u64 now_us;
 
+	/* a READ chunk's slot of the window starts empty on its first send */
+	if (!retx && (sw->op->mask & MROCE_WR_READ))
+		qp->sq.read_seen[mroce_psn_add(sw->first_psn, k) %
+				 MROCE_WINDOW] = 0;
 	len = mroce_req_fill(qp, sw, k, retx, &pi, &off);
 
 	/*
@@ -353,16 +375,13 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 	sw->first_psn = qp->sq.psn;
 	sw->msn = qp->sq.msn;
 	if (mask & MROCE_WR_READ) {
-		u32 c = mroce_read_chunk(qp), k;
+		u32 c = mroce_read_chunk(qp);
 
+		/* full chunks, then the last */
 		sw->npkts = max(1U, DIV_ROUND_UP(sw->length, c));
-		for (k = 0; k < sw->npkts; k++) {
-			u32 psn = mroce_psn_add(sw->first_psn, k);
-
-			qp->sq.read_seen[psn % MROCE_WINDOW] = 0;
-			sw->read_segs += mroce_segs(qp,
-					mroce_read_chunk_len(qp, sw, k));
-		}
+		sw->read_segs = (sw->npkts - 1) * MROCE_READ_CHUNK_SEGS +
+				mroce_segs(qp, mroce_read_chunk_len(qp, sw,
+								sw->npkts - 1));
 		qp->sq.msn += sw->npkts;	/* one message per READ request */
 	} else if (mask & MROCE_WR_ATOMIC) {
 		sw->npkts = 1;
