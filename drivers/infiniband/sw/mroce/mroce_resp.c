@@ -516,14 +516,95 @@ void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	spin_unlock(&qp->rq.lock);
 }
 
+/*
+ * Where in the receive window request PSN @pi->psn falls (the spec's
+ * "Receiver" rules): true if it is new and in the window; else it was
+ * answered here (a duplicate, C8) or dropped (ahead of the window, C7).
+ */
+static bool mroce_resp_in_window(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *pi)
+{
+	u32 d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
+
+	if (d >= MROCE_PSN_HALF ||
+	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
+		mroce_resp_dup(qp, pi);
+		return false;
+	}
+	if (d >= MROCE_WINDOW) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_PSN_WINDOW, 1);
+		/* C7: at most one NAK per ePSN value, whatever arrives */
+		if (!qp->rq.seq_err_sent || qp->rq.seq_err_epsn != qp->rq.epsn) {
+			qp->rq.seq_err_sent = true;
+			qp->rq.seq_err_epsn = qp->rq.epsn;
+			mroce_resp_ack(qp, pi, MROCE_NAK_PSN_SEQ_ERR, pi->psn, 0);
+		}
+		return false;
+	}
+	if (d)
+		mroce_qcount(qp, MROCE_CNT_RX_OOO_PKTS, 1);
+	return true;
+}
+
+/*
+ * Record a new request in its window slot: placed at once (SEND, WRITE)
+ * or kept for execution in order (READ, ATOMIC), with the NAK code of an
+ * error found now, reported when ePSN reaches it.  Returns -EAGAIN when
+ * the receive WQE it needs is not posted (RNR: not placed, not marked).
+ */
+static int mroce_resp_record(struct mroce_qp *qp,
+			     const struct mroce_pkt_info *pi,
+			     struct sk_buff *skb)
+{
+	struct mroce_rslot *s = &qp->rq.slot[pi->psn % MROCE_WINDOW];
+	int nak;
+
+	mroce_rslot_fill(s, pi);
+	switch (pi->opcode) {
+	case MROCE_OP_READ_REQ:
+		if (!qp->max_dest_rd_atomic ||
+		    !mroce_resp_read_len_ok(qp, pi->msg_len))
+			s->nak = MROCE_NAK_INV_REQ;	/* C11 */
+		break;
+	case MROCE_OP_ATOMIC_CMP_SWP:
+	case MROCE_OP_ATOMIC_FETCH_ADD:
+		break;	/* executed when ePSN reaches it */
+	default:
+		if (!mroce_resp_segment_ok(qp, pi)) {
+			s->nak = MROCE_NAK_INV_REQ;	/* C10 */
+			break;
+		}
+		nak = mroce_resp_place(qp, pi, skb);
+		if (nak == -EAGAIN)
+			return nak;
+		s->nak = nak;
+		break;
+	}
+	set_bit(pi->psn % MROCE_WINDOW, qp->rq.seen);
+	return 0;
+}
+
+/*
+ * ACK when asked to, every few packets (more often while a hole exists,
+ * so the sender's loss detector sees fresh SACKs), and whenever ePSN
+ * moved past more than this packet (from @epsn): the requester only knows
+ * the later PSNs as SACKed and cannot complete them until told.
+ */
+static bool mroce_resp_ack_due(const struct mroce_qp *qp,
+			       const struct mroce_pkt_info *pi, u32 epsn)
+{
+	return (pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || pi->rx_ce ||
+	       qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
+				    MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY) ||
+	       mroce_psn_fwd(epsn, qp->rq.epsn) > 1;
+}
+
 /* A request packet for this QP.  Softirq. */
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb)
 {
-	struct mroce_rslot *s;
 	bool failed = false;
-	int nak = 0;
-	u32 d, epsn;
+	u32 epsn;
 
 	spin_lock(&qp->rq.lock);
 	if (!mroce_qp_receives(qp)) {
@@ -545,52 +626,13 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	/* this sender's arrivals since the last ACK, for the rate hint */
 	qp->rq.hint_bytes += pi->hdr_len + pi->payload_len;
-	d = mroce_psn_fwd(qp->rq.epsn, pi->psn);
-	if (d >= MROCE_PSN_HALF ||
-	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
-		mroce_resp_dup(qp, pi);
+	if (!mroce_resp_in_window(qp, pi))
+		goto out;
+	if (mroce_resp_record(qp, pi, skb) == -EAGAIN) {
+		mroce_resp_ack(qp, pi, MROCE_NAK_RNR, pi->psn,
+			       qp->min_rnr_timer);
 		goto out;
 	}
-	if (d >= MROCE_WINDOW) {
-		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_PSN_WINDOW, 1);
-		/* C7: at most one NAK per ePSN value, whatever arrives */
-		if (!qp->rq.seq_err_sent || qp->rq.seq_err_epsn != qp->rq.epsn) {
-			qp->rq.seq_err_sent = true;
-			qp->rq.seq_err_epsn = qp->rq.epsn;
-			mroce_resp_ack(qp, pi, MROCE_NAK_PSN_SEQ_ERR, pi->psn, 0);
-		}
-		goto out;
-	}
-	if (d)
-		mroce_qcount(qp, MROCE_CNT_RX_OOO_PKTS, 1);
-
-	s = &qp->rq.slot[pi->psn % MROCE_WINDOW];
-	mroce_rslot_fill(s, pi);
-	switch (pi->opcode) {
-	case MROCE_OP_READ_REQ:
-		if (!qp->max_dest_rd_atomic ||
-		    !mroce_resp_read_len_ok(qp, pi->msg_len))
-			s->nak = MROCE_NAK_INV_REQ;	/* C11 */
-		break;
-	case MROCE_OP_ATOMIC_CMP_SWP:
-	case MROCE_OP_ATOMIC_FETCH_ADD:
-		break;	/* executed when ePSN reaches it */
-	default:
-		if (!mroce_resp_segment_ok(qp, pi)) {
-			s->nak = MROCE_NAK_INV_REQ;	/* C10 */
-			break;
-		}
-		nak = mroce_resp_place(qp, pi, skb);
-		if (nak == -EAGAIN) {
-			/* not placed, not marked: the requester retries */
-			mroce_resp_ack(qp, pi, MROCE_NAK_RNR, pi->psn,
-				       qp->min_rnr_timer);
-			goto out;
-		}
-		s->nak = nak;
-		break;
-	}
-	set_bit(pi->psn % MROCE_WINDOW, qp->rq.seen);
 	epsn = qp->rq.epsn;
 	failed = mroce_resp_advance(qp, pi);
 	if (failed)
@@ -599,17 +641,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		qp->rq.high = mroce_psn_add(pi->psn, 1);
 	if (mroce_psn_before(qp->rq.high, qp->rq.epsn))
 		qp->rq.high = qp->rq.epsn;
-	/*
-	 * ACK when asked to, every few packets (more often while a hole
-	 * exists, so the sender's loss detector sees fresh SACKs), and
-	 * whenever ePSN moved past more than this packet: the requester
-	 * only knows the later PSNs as SACKed and cannot complete them
-	 * until told.
-	 */
-	if ((pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || pi->rx_ce ||
-	    qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
-				 MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY) ||
-	    mroce_psn_fwd(epsn, qp->rq.epsn) > 1)
+	if (mroce_resp_ack_due(qp, pi, epsn))
 		mroce_resp_ack(qp, pi, 0, 0, 0);
 out:
 	spin_unlock(&qp->rq.lock);
