@@ -232,17 +232,10 @@ static void mroce_qp_err_work(struct work_struct *work)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		    struct ib_udata *udata)
+/* What create_qp refuses: the QP types, features and sizes mroce lacks. */
+static int mroce_qp_check_init(struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
 {
-	struct mroce_dev *mdev = to_mdev(ibqp->device);
-	struct mroce_ucontext *uc = rdma_udata_to_drv_context(udata,
-				struct mroce_ucontext, ibuc);
-	struct mroce_create_qp_resp resp = {};
-	struct mroce_qp *qp = to_mqp(ibqp);
-	u32 qpn;
-	int err;
-
 	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD &&
 	    init->qp_type != IB_QPT_GSI)
 		return -EOPNOTSUPP;
@@ -252,19 +245,12 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
-	err = mroce_check_cap(&init->cap);
-	if (err)
-		return err;
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
-	err = mroce_pool_add(&mdev->pool[MROCE_POOL_QP]);
-	if (err)
-		return err;
+	return mroce_check_cap(&init->cap);
+}
 
-	qp->mdev = mdev;
-	qp->is_user = !!udata;
-	qp->state = IB_QPS_RESET;
-	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+/* Locks, timers and tasklets of a new QP: nothing runs yet. */
+static void mroce_qp_init_engines(struct mroce_qp *qp)
+{
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
@@ -277,6 +263,33 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq.pace_timer.function = mroce_req_pace_timer;
 	timer_setup(&qp->sq.rnr_timer, mroce_timer_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
+}
+
+int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibqp->device);
+	struct mroce_ucontext *uc = rdma_udata_to_drv_context(udata,
+				struct mroce_ucontext, ibuc);
+	struct mroce_create_qp_resp resp = {};
+	struct mroce_qp *qp = to_mqp(ibqp);
+	u32 qpn;
+	int err;
+
+	err = mroce_qp_check_init(init, udata);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = mroce_pool_add(&mdev->pool[MROCE_POOL_QP]);
+	if (err)
+		return err;
+
+	qp->mdev = mdev;
+	qp->is_user = !!udata;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	mroce_qp_init_engines(qp);
 	/* RC: path_mtu comes with RTR; UD: one packet per message, the port MTU */
 	qp->pmtu = init->qp_type == IB_QPT_RC ?
 		   ib_mtu_enum_to_int(IB_MTU_1024) :
