@@ -1999,277 +1999,364 @@ static bool ecase_ok(int k)
 	       (g.cap[0].atomic && g.cap[1].atomic);
 }
 
-/* One error case, on a fresh QP pair; returns true when as expected. */
-static bool error_case(int k, int dir, uint64_t *s, bool *rejected)
+/*
+ * Where an error case puts things in the main buffers: the requester's
+ * source and sink of the failing request and the sources of the two
+ * follow-up WRs (a WRITE and a SEND, both to be flushed); the responder's
+ * two receives and the follow-up WRITE's target.
+ */
+struct eslots {
+	uint32_t src, dst, fo_write, fo_send;	/* requester */
+	uint32_t rcv, rcv2, fo_target;		/* responder */
+};
+
+static struct eslots error_slots(void)
 {
-	bool req = dir == g_side;
-	struct conn c;
-	char line[256];
-	unsigned long before = g_problems, peer = 0;
-	bool ok = true;
-	uint32_t src_off = slot_base(0) + 64, dst_off = slot_base(1) + 128;
-	uint32_t fo_write = slot_base(2) + 8, fo_send = slot_base(3) + 16;
-	uint32_t rcv_off = slot_base(4), rcv2_off = slot_base(5);
+	return (struct eslots){
+		.src = slot_base(0) + 64, .dst = slot_base(1) + 128,
+		.fo_write = slot_base(2) + 8, .fo_send = slot_base(3) + 16,
+		.rcv = slot_base(4), .rcv2 = slot_base(5),
+		.fo_target = slot_base(6),
+	};
+}
 
-	conn_create(&c, (uint32_t)sm64(s));
-	conn_connect(&c, ecase[k].name);
+/* ---- errors: the responder */
 
-	buf_reset();
-	ebuf_reset();
+/*
+ * After the error nothing of ours may have changed: the main buffer (but
+ * the oversized SEND's receive, undefined after the error) and the MRs
+ * of the error buffer.
+ */
+static void eresp_verify_mem(int k, const struct eslots *o)
+{
+	if (k == EC_SEND_LONG)
+		memcpy(g.img + o->rcv, g.buf + o->rcv, 64);
+	/*
+	 * Over a reordering network the follow-up WRITE and SEND may
+	 * have been placed before the failing request was reported
+	 * (MetaRoCE places on arrival, reports errors in PSN order):
+	 * their 100-byte targets may hold either contents.
+	 */
+	if (opt.reorder) {
+		memcpy(g.img + o->fo_target, g.buf + o->fo_target, 100);
+		memcpy(g.img + o->rcv, g.buf + o->rcv, 100);
+		memcpy(g.img + o->rcv2, g.buf + o->rcv2, 100);
+	}
+	verify_mem(g.buf, g.img, g.buflen, NULL,
+		   "responder memory after a remote access violation");
+	verify_mem(g.ebuf, g.eimg, g.eblen, NULL,
+		   "responder's special MRs after a remote access violation");
+}
 
-	if (!req) {
-		/* two receives: the follow-up SEND's (never delivered) and
-		 * the oversized SEND's target in EC_SEND_LONG */
-		struct ibv_sge sg[2] = {
-			{ (uintptr_t)g.buf + rcv_off, k == EC_SEND_LONG ? 64 : 4096,
-			  lkey_of(rcv_off) },
-			{ (uintptr_t)g.buf + rcv2_off, 4096, lkey_of(rcv2_off) },
-		};
-		struct ibv_recv_wr rw[2] = {
-			{ .wr_id = 0x100, .sg_list = &sg[0], .num_sge = 1, .next = &rw[1] },
-			{ .wr_id = 0x101, .sg_list = &sg[1], .num_sge = 1 },
-		};
-		struct ibv_recv_wr *bad;
+/*
+ * What became of our receives: informational (their statuses into
+ * @seen), but none may have succeeded (the follow-up SEND must not be
+ * delivered), and in EC_SEND_LONG the one too short completes
+ * IBV_WC_LOC_LEN_ERR.  Returns how many completed.
+ */
+static int eresp_receives(int k, struct conn *c, char *seen, size_t size)
+{
+	struct ibv_wc wc[4];
+	int got = cq_wait(&c->rcq, wc, 2, 1.0);
+	const char *name = ecase[k].name;
 
-		int rc = ibv_post_recv(c.qp, rw, &bad);
+	seen[0] = 0;
+	for (int i = 0; i < got; i++) {
+		snprintf(seen + strlen(seen), size - strlen(seen), "%s%s",
+			 i ? ", " : "", wc_status(wc[i].status));
+		if (wc[i].status == IBV_WC_SUCCESS)
+			problem("%s: a receive completed successfully after the error (wr_id %#" PRIx64 ", byte_len %u)",
+				name, wc[i].wr_id, wc[i].byte_len);
+	}
+	if (k != EC_SEND_LONG)
+		return got;
+	if (!got)
+		problem("%s: the receive that was too short did not complete (want LOC_LEN_ERR)",
+			name);
+	else if (wc[0].status == IBV_WC_LOC_QP_OP_ERR)
+		deviation("%s: the too-short receive completed with %s; IBA/MetaRoCE: %s",
+			  name, wc_status(wc[0].status),
+			  wc_status(IBV_WC_LOC_LEN_ERR));
+	else if (wc[0].status != IBV_WC_LOC_LEN_ERR)
+		problem("%s: the too-short receive completed with %s, expected %s",
+			name, wc_status(wc[0].status),
+			wc_status(IBV_WC_LOC_LEN_ERR));
+	return got;
+}
 
-		if (rc)
-			mtest_die("ibv_post_recv: %s", mtest_verr(rc));
-		tx("READY 0");
-		g_doing = "waiting for the requester (errors)";
-		expect("DONE", line, sizeof(line));
-		if (sscanf(line, "%*u %lu", &peer) != 1)
-			mtest_die("protocol: bad DONE line");
+/* The responder's half of error case @k; returns the requester's problems */
+static unsigned long error_responder(int k, struct conn *c,
+				     const struct eslots *o)
+{
+	unsigned long before = g_problems, peer;
+	char seen[256];
+	int rc, got;
 
-		/* nothing of ours may have changed (the oversized SEND's
-		 * receive buffer is undefined after the error) */
-		if (k == EC_SEND_LONG)
-			memcpy(g.img + rcv_off, g.buf + rcv_off, 64);
-		/*
-		 * Over a reordering network the follow-up WRITE and SEND may
-		 * have been placed before the failing request was reported
-		 * (MetaRoCE places on arrival, reports errors in PSN order):
-		 * their 100-byte targets may hold either contents.
-		 */
-		if (opt.reorder) {
-			memcpy(g.img + slot_base(6), g.buf + slot_base(6), 100);
-			memcpy(g.img + rcv_off, g.buf + rcv_off, 100);
-			memcpy(g.img + rcv2_off, g.buf + rcv2_off, 100);
-		}
-		verify_mem(g.buf, g.img, g.buflen, NULL,
-			   "responder memory after a remote access violation");
-		verify_mem(g.ebuf, g.eimg, g.eblen, NULL,
-			   "responder's special MRs after a remote access violation");
-		/* what became of our receives: informational, but none may
-		 * have succeeded (the follow-up SEND must not be delivered) */
-		struct ibv_wc wc[4];
-		int got = cq_wait(&c.rcq, wc, 2, 1.0);
-		char seen[256] = "";
+	/*
+	 * two receives: the follow-up SEND's (never delivered) and the
+	 * oversized SEND's target in EC_SEND_LONG
+	 */
+	rc = mtest_post_recv(c->qp, 0x100, g.buf + o->rcv,
+			     k == EC_SEND_LONG ? 64 : 4096, lkey_of(o->rcv));
+	if (!rc)
+		rc = mtest_post_recv(c->qp, 0x101, g.buf + o->rcv2, 4096,
+				     lkey_of(o->rcv2));
+	if (rc)
+		mtest_die("ibv_post_recv: %s", mtest_verr(rc));
+	tx("READY 0");
+	g_doing = "waiting for the requester (errors)";
+	peer = resp_wait_done();
+	eresp_verify_mem(k, o);
+	got = eresp_receives(k, c, seen, sizeof(seen));
+	vsay(1, "%s: responder QP %s, receives: %s", ecase[k].name,
+	     mtest_qp_state_name(mtest_qp_state(c->qp)),
+	     got ? seen : "none completed");
+	tx("VERDICT 0 %lu", g_problems - before);
+	return peer;
+}
 
-		for (int i = 0; i < got; i++) {
-			char one[64];
+/* ---- errors: the requester */
 
-			snprintf(one, sizeof(one), "%s%s", i ? ", " : "",
-				 wc_status(wc[i].status));
-			strncat(seen, one, sizeof(seen) - strlen(seen) - 1);
-			if (wc[i].status == IBV_WC_SUCCESS)
-				problem("%s: a receive completed successfully after the error (wr_id %#" PRIx64 ", byte_len %u)",
-					ecase[k].name, wc[i].wr_id, wc[i].byte_len);
-		}
-		if (k == EC_SEND_LONG) {
-			if (!got)
-				problem("%s: the receive that was too short did not complete (want LOC_LEN_ERR)",
-					ecase[k].name);
-			else if (wc[0].status == IBV_WC_LOC_QP_OP_ERR)
-				deviation("%s: the too-short receive completed with %s; IBA/MetaRoCE: %s",
-					  ecase[k].name, wc_status(wc[0].status),
-					  wc_status(IBV_WC_LOC_LEN_ERR));
-			else if (wc[0].status != IBV_WC_LOC_LEN_ERR)
-				problem("%s: the too-short receive completed with %s, expected %s",
-					ecase[k].name, wc_status(wc[0].status),
-					wc_status(IBV_WC_LOC_LEN_ERR));
-		}
-		vsay(1, "%s: responder QP %s, receives: %s", ecase[k].name,
-		     mtest_qp_state_name(mtest_qp_state(c.qp)), got ? seen : "none completed");
-		tx("VERDICT 0 %lu", g_problems - before);
+/* Sources hold data, sinks the guard: what must stay as it is */
+static void ereq_fill(int k, const struct eslots *o)
+{
+	const uint32_t off[3] = { o->src, o->fo_write, o->fo_send };
+
+	for (int i = 0; i < 3; i++) {
+		gen_data(g.buf + off[i], 4096,
+			 0xe0000000u + 0x1000000u * (uint32_t)i + (uint32_t)k);
+		memcpy(g.img + off[i], g.buf + off[i], 4096);
+	}
+}
+
+/* The failing request of case @k: where it goes, and how long it is */
+static void ereq_target(int k, const struct eslots *o, uint64_t *raddr,
+			uint32_t *rkey, uint32_t *len)
+{
+	*raddr = 0;
+	*rkey = 0;
+	*len = 64;
+	switch (k) {
+	case EC_WRITE_RKEY:
+		*raddr = g.r_buf + o->dst;
+		*rkey = rkey_of(o->dst) ^ 0x5a5a5a00;
+		break;
+	case EC_WRITE_PAST:
+	case EC_READ_PAST:
+		*raddr = g.r_ebuf + EB_SMALL + PAGE - 32;
+		*rkey = g.r_small;
+		break;
+	case EC_READ_NOREAD:
+		*raddr = g.r_ebuf + EB_NOREAD + 256;
+		*rkey = g.r_noread;
+		break;
+	case EC_WRITE_RO:
+		*raddr = g.r_ebuf + EB_RO + 256;
+		*rkey = g.r_ro;
+		break;
+	case EC_ATOMIC_NOATOMIC:
+		*raddr = g.r_ebuf + EB_NOATOMIC + 256;
+		*rkey = g.r_noatomic;
+		*len = 8;
+		break;
+	case EC_ATOMIC_MISALIGNED:
+		*raddr = g.r_buf + o->dst + 4;
+		*rkey = rkey_of(o->dst);
+		*len = 8;
+		break;
+	case EC_SEND_LONG:
+		*len = 256;
+		break;
+	}
+}
+
+/*
+ * The WR list of case @k: the failing request (wr_id 1), then a valid
+ * WRITE (2) and SEND (3) that must be flushed
+ */
+static void ereq_build(int k, const struct eslots *o, struct ibv_send_wr *wr,
+		       struct ibv_sge *sg)
+{
+	int op = ecase[k].op;
+	uint32_t rkey, len, loc;
+	uint64_t raddr;
+
+	ereq_target(k, o, &raddr, &rkey, &len);
+	memset(wr, 0, 3 * sizeof(*wr));
+	loc = op == OP_WRITE || op == OP_SEND ? o->src : o->dst;
+	sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + loc, len, lkey_of(loc) };
+	wr[0].wr_id = 1;
+	wr[0].opcode = wr_opcode(op);
+	wr[0].sg_list = &sg[0];
+	wr[0].num_sge = 1;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].next = &wr[1];
+	if (op == OP_CAS || op == OP_FAA) {
+		wr[0].wr.atomic.remote_addr = raddr;
+		wr[0].wr.atomic.rkey = rkey;
+		wr[0].wr.atomic.compare_add = 1;
+		wr[0].wr.atomic.swap = 2;
 	} else {
-		struct ibv_sge sg[4];
-		struct ibv_send_wr wr[4], *bad;
-		struct ibv_wc wc[4];
-		uint64_t raddr = 0;
-		uint32_t rkey = 0, len = 64;
+		wr[0].wr.rdma.remote_addr = raddr;
+		wr[0].wr.rdma.rkey = rkey;
+	}
+	sg[1] = (struct ibv_sge){ (uintptr_t)g.buf + o->fo_write, 100,
+				  lkey_of(o->fo_write) };
+	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sg[1],
+		.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED, .next = &wr[2] };
+	wr[1].wr.rdma.remote_addr = g.r_buf + o->fo_target;
+	wr[1].wr.rdma.rkey = rkey_of(o->fo_target);
+	sg[2] = (struct ibv_sge){ (uintptr_t)g.buf + o->fo_send, 100,
+				  lkey_of(o->fo_send) };
+	wr[2] = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sg[2],
+		.num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED };
+}
 
-		/* sources: data; sinks: guard */
-		gen_data(g.buf + src_off, 4096, 0xe0000000u + (uint32_t)k);
-		memcpy(g.img + src_off, g.buf + src_off, 4096);
-		gen_data(g.buf + fo_write, 4096, 0xe1000000u + (uint32_t)k);
-		memcpy(g.img + fo_write, g.buf + fo_write, 4096);
-		gen_data(g.buf + fo_send, 4096, 0xe2000000u + (uint32_t)k);
-		memcpy(g.img + fo_send, g.buf + fo_send, 4096);
+/*
+ * The completions of the WR list: the failing request's with the status
+ * of case @k (or its tolerated deviation), then both follow-ups flushed.
+ * Returns true when so.
+ */
+static bool ereq_completions(int k, struct conn *c)
+{
+	struct ibv_wc wc[4];
+	bool ok = true;
+	int got;
 
-		switch (k) {
-		case EC_WRITE_RKEY:
-			raddr = g.r_buf + dst_off;
-			rkey = rkey_of(dst_off) ^ 0x5a5a5a00;
-			break;
-		case EC_WRITE_PAST:
-		case EC_READ_PAST:
-			raddr = g.r_ebuf + EB_SMALL + PAGE - 32;
-			rkey = g.r_small;
-			break;
-		case EC_READ_NOREAD:
-			raddr = g.r_ebuf + EB_NOREAD + 256;
-			rkey = g.r_noread;
-			break;
-		case EC_WRITE_RO:
-			raddr = g.r_ebuf + EB_RO + 256;
-			rkey = g.r_ro;
-			break;
-		case EC_ATOMIC_NOATOMIC:
-			raddr = g.r_ebuf + EB_NOATOMIC + 256;
-			rkey = g.r_noatomic;
-			len = 8;
-			break;
-		case EC_ATOMIC_MISALIGNED:
-			raddr = g.r_buf + dst_off + 4;
-			rkey = rkey_of(dst_off);
-			len = 8;
-			break;
-		case EC_SEND_LONG:
-			len = 256;
-			break;
-		}
-		memset(wr, 0, sizeof(wr));
-		sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + dst_off, len,
-					  lkey_of(dst_off) };
-		if (ecase[k].op == OP_WRITE || ecase[k].op == OP_SEND)
-			sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + src_off,
-						  len, lkey_of(src_off) };
-		wr[0].wr_id = 1;
-		wr[0].opcode = wr_opcode(ecase[k].op);
-		wr[0].sg_list = &sg[0];
-		wr[0].num_sge = 1;
-		wr[0].send_flags = IBV_SEND_SIGNALED;
-		if (ecase[k].op == OP_CAS || ecase[k].op == OP_FAA) {
-			wr[0].wr.atomic.remote_addr = raddr;
-			wr[0].wr.atomic.rkey = rkey;
-			wr[0].wr.atomic.compare_add = 1;
-			wr[0].wr.atomic.swap = 2;
-		} else {
-			wr[0].wr.rdma.remote_addr = raddr;
-			wr[0].wr.rdma.rkey = rkey;
-		}
-		/* follow-ups: valid WRITE and SEND; must be flushed */
-		sg[1] = (struct ibv_sge){ (uintptr_t)g.buf + fo_write, 100,
-					  lkey_of(fo_write) };
-		wr[1] = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sg[1],
-			.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-			.send_flags = IBV_SEND_SIGNALED, .next = &wr[2] };
-		wr[1].wr.rdma.remote_addr = g.r_buf + slot_base(6);
-		wr[1].wr.rdma.rkey = rkey_of(slot_base(6));
-		sg[2] = (struct ibv_sge){ (uintptr_t)g.buf + fo_send, 100,
-					  lkey_of(fo_send) };
-		wr[2] = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sg[2],
-			.num_sge = 1, .opcode = IBV_WR_SEND,
-			.send_flags = IBV_SEND_SIGNALED };
-		wr[0].next = &wr[1];
-
-		g_doing = "waiting for the responder (errors)";
-		expect("READY", NULL, 0);
-		int rc = ibv_post_send(c.qp, wr, &bad);
-
-		if (rc) {
-			const char *e = mtest_verr(rc);
-
-			if (bad != &wr[0] || k != EC_ATOMIC_MISALIGNED)
-				mtest_die("%s: ibv_post_send: %s", ecase[k].name, e);
-			/* a provider may refuse it locally (rxe does):
-			 * nothing reaches the wire, the QP stays usable */
-			deviation("%s: the provider refuses it in ibv_post_send (%s): nothing sent, no completion (IBA/MetaRoCE C11: responder NAKs, %s)",
-				  ecase[k].name, e, wc_status(ecase[k].want));
-			*rejected = true;
-			tx("DONE 0 %lu", g_problems - before);
-			expect("VERDICT", line, sizeof(line));
-			if (sscanf(line, "%*u %lu", &peer) != 1)
-				mtest_die("protocol: bad VERDICT line");
-			goto out;
-		}
-		g_doing = "waiting for the error completion";
-		int got = cq_wait(&c.scq, wc, 3, opt.timeout);
-
-		if (got < 1) {
-			problem("%s: no completion within %u s (expected %s)",
-				ecase[k].name, opt.timeout, wc_status(ecase[k].want));
-			ok = false;
-		} else if (wc[0].wr_id == 1 && wc[0].status != ecase[k].want &&
-			   ecase[k].alt && wc[0].status == ecase[k].alt) {
-			deviation("%s (%s): the requester completed with %s; IBA/MetaRoCE: %s",
-				  ecase[k].name, ecase[k].why,
-				  wc_status(wc[0].status), wc_status(ecase[k].want));
-		} else if (wc[0].wr_id != 1 || wc[0].status != ecase[k].want) {
-			problem("%s (%s): first completion wr_id %" PRIu64 " status %s (%d), expected wr_id 1 status %s",
-				ecase[k].name, ecase[k].why, wc[0].wr_id,
-				wc_status(wc[0].status), wc[0].status,
-				wc_status(ecase[k].want));
-			ok = false;
-		}
-		for (int i = 1; i < got; i++)
-			if (wc[i].wr_id != (uint64_t)i + 1 ||
-			    wc[i].status != IBV_WC_WR_FLUSH_ERR) {
-				problem("%s: follow-up WR: wr_id %" PRIu64 " status %s, expected wr_id %d %s",
-					ecase[k].name, wc[i].wr_id,
-					wc_status(wc[i].status), i + 1,
-					wc_status(IBV_WC_WR_FLUSH_ERR));
-				ok = false;
-			}
-		if (got >= 1 && got < 3) {
-			problem("%s: %d of 2 follow-up WRs completed (want both %s)",
-				ecase[k].name, got - 1, wc_status(IBV_WC_WR_FLUSH_ERR));
-			ok = false;
-		}
-		int st = mtest_qp_state(c.qp);
-
-		if (st != IBV_QPS_ERR) {
-			problem("%s: requester QP in state %s after the error, expected ERR",
-				ecase[k].name, mtest_qp_state_name(st));
-			ok = false;
-		}
-		/* a WR posted to the QP in ERR is flushed too */
-		wr[1].next = NULL;
-		wr[1].wr_id = 4;
-		if ((rc = ibv_post_send(c.qp, &wr[1], &bad))) {
-			mtest_say("note: %s: ibv_post_send on a QP in ERR returned %s",
-				  ecase[k].name, mtest_verr(rc));
-		} else if (cq_wait(&c.scq, wc, 1, opt.timeout) != 1) {
-			problem("%s: a WR posted after the error did not complete within %u s",
-				ecase[k].name, opt.timeout);
-			ok = false;
-		} else if (wc[0].wr_id != 4 || wc[0].status != IBV_WC_WR_FLUSH_ERR) {
-			problem("%s: a WR posted after the error completed with wr_id %" PRIu64 " status %s, expected %s",
-				ecase[k].name, wc[0].wr_id, wc_status(wc[0].status),
+	g_doing = "waiting for the error completion";
+	got = cq_wait(&c->scq, wc, 3, opt.timeout);
+	if (got < 1) {
+		problem("%s: no completion within %u s (expected %s)",
+			ecase[k].name, opt.timeout, wc_status(ecase[k].want));
+		ok = false;
+	} else if (wc[0].wr_id == 1 && wc[0].status != ecase[k].want &&
+		   ecase[k].alt && wc[0].status == ecase[k].alt) {
+		deviation("%s (%s): the requester completed with %s; IBA/MetaRoCE: %s",
+			  ecase[k].name, ecase[k].why,
+			  wc_status(wc[0].status), wc_status(ecase[k].want));
+	} else if (wc[0].wr_id != 1 || wc[0].status != ecase[k].want) {
+		problem("%s (%s): first completion wr_id %" PRIu64 " status %s (%d), expected wr_id 1 status %s",
+			ecase[k].name, ecase[k].why, wc[0].wr_id,
+			wc_status(wc[0].status), wc[0].status,
+			wc_status(ecase[k].want));
+		ok = false;
+	}
+	for (int i = 1; i < got; i++)
+		if (wc[i].wr_id != (uint64_t)i + 1 ||
+		    wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+			problem("%s: follow-up WR: wr_id %" PRIu64 " status %s, expected wr_id %d %s",
+				ecase[k].name, wc[i].wr_id,
+				wc_status(wc[i].status), i + 1,
 				wc_status(IBV_WC_WR_FLUSH_ERR));
 			ok = false;
 		}
-		cq_check_empty(&c.scq, "requester");
-		if (!verify_mem(g.buf, g.img, g.buflen, NULL,
-				"requester memory after the error"))
-			ok = false;
-		tx("DONE 0 %lu", g_problems - before);
-		expect("VERDICT", line, sizeof(line));
-		if (sscanf(line, "%*u %lu", &peer) != 1)
-			mtest_die("protocol: bad VERDICT line");
-		if (ok)
-			vsay(1, "%s: %s -> %s, follow-ups flushed, QP ERR",
-			     ecase[k].name, ecase[k].why,
-			     wc_status(ecase[k].want));
+	if (got >= 1 && got < 3) {
+		problem("%s: %d of 2 follow-up WRs completed (want both %s)",
+			ecase[k].name, got - 1, wc_status(IBV_WC_WR_FLUSH_ERR));
+		ok = false;
 	}
-out:
+	return ok;
+}
+
+/*
+ * After the error: the QP in ERR, and a WR posted to it then (a copy of
+ * the follow-up WRITE, wr_id 4) flushed too.  Returns true when so.
+ */
+static bool ereq_after(int k, struct conn *c, const struct eslots *o)
+{
+	int st = mtest_qp_state(c->qp), rc;
+	struct ibv_wc wc;
+	bool ok = true;
+
+	if (st != IBV_QPS_ERR) {
+		problem("%s: requester QP in state %s after the error, expected ERR",
+			ecase[k].name, mtest_qp_state_name(st));
+		ok = false;
+	}
+	rc = mtest_post_send(c->qp, 4, IBV_WR_RDMA_WRITE, g.buf + o->fo_write,
+			     100, lkey_of(o->fo_write), g.r_buf + o->fo_target,
+			     rkey_of(o->fo_target), 0);
+	if (rc) {
+		mtest_say("note: %s: ibv_post_send on a QP in ERR returned %s",
+			  ecase[k].name, mtest_verr(rc));
+	} else if (cq_wait(&c->scq, &wc, 1, opt.timeout) != 1) {
+		problem("%s: a WR posted after the error did not complete within %u s",
+			ecase[k].name, opt.timeout);
+		ok = false;
+	} else if (wc.wr_id != 4 || wc.status != IBV_WC_WR_FLUSH_ERR) {
+		problem("%s: a WR posted after the error completed with wr_id %" PRIu64 " status %s, expected %s",
+			ecase[k].name, wc.wr_id, wc_status(wc.status),
+			wc_status(IBV_WC_WR_FLUSH_ERR));
+		ok = false;
+	}
+	return ok;
+}
+
+/* The requester's half of error case @k; returns the responder's problems */
+static unsigned long error_requester(int k, struct conn *c,
+				     const struct eslots *o, bool *rejected)
+{
+	unsigned long before = g_problems, peer;
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge sg[3];
+	bool ok;
+	int rc;
+
+	ereq_fill(k, o);
+	ereq_build(k, o, wr, sg);
+	g_doing = "waiting for the responder (errors)";
+	expect("READY", NULL, 0);
+	rc = ibv_post_send(c->qp, wr, &bad);
+	if (rc) {
+		if (bad != &wr[0] || k != EC_ATOMIC_MISALIGNED)
+			mtest_die("%s: ibv_post_send: %s", ecase[k].name,
+				  mtest_verr(rc));
+		/*
+		 * a provider may refuse it locally (rxe does): nothing
+		 * reaches the wire, the QP stays usable
+		 */
+		deviation("%s: the provider refuses it in ibv_post_send (%s): nothing sent, no completion (IBA/MetaRoCE C11: responder NAKs, %s)",
+			  ecase[k].name, mtest_verr(rc),
+			  wc_status(ecase[k].want));
+		*rejected = true;
+		return req_verdict(0, before);
+	}
+	ok = ereq_completions(k, c);
+	ok = ereq_after(k, c, o) && ok;
+	cq_check_empty(&c->scq, "requester");
+	if (!verify_mem(g.buf, g.img, g.buflen, NULL,
+			"requester memory after the error"))
+		ok = false;
+	peer = req_verdict(0, before);
+	if (ok)
+		vsay(1, "%s: %s -> %s, follow-ups flushed, QP ERR",
+		     ecase[k].name, ecase[k].why, wc_status(ecase[k].want));
+	return peer;
+}
+
+/* One error case, on a fresh QP pair; returns true when as expected. */
+static bool error_case(int k, int dir, uint64_t *s, bool *rejected)
+{
+	const struct eslots o = error_slots();
+	unsigned long before = g_problems, peer;
+	int pk, pok, prej;
+	struct conn c;
+	char line[256];
+
+	conn_create(&c, (uint32_t)sm64(s));
+	conn_connect(&c, ecase[k].name);
+	buf_reset();
+	ebuf_reset();
+	if (dir == g_side)
+		peer = error_requester(k, &c, &o, rejected);
+	else
+		peer = error_responder(k, &c, &o);
 	g_phase.errors += peer;
 	conn_destroy(&c);
 	tx("CASE %d %d %d", k, g_problems == before && !peer, *rejected);
 	expect("CASE", line, sizeof(line));
-	int pk, pok, prej;
-
 	if (sscanf(line, "%d %d %d", &pk, &pok, &prej) != 3 || pk != k)
 		mtest_die("protocol: bad CASE line");
 	*rejected = *rejected || prej;
@@ -2565,9 +2652,30 @@ static void params(void)
 #undef ADOPT
 }
 
+/* The run's setup, as both sides agreed on it */
+static void say_setup(void)
+{
+	const struct caps *cc = &g.cap[SIDE_CLIENT], *sc = &g.cap[SIDE_SERVER];
+	char gs[64], rgs[64];
+
+	mtest_say("%s %s port %d GID[%d] %s <-> %s",
+		  side_name[g_side], opt.dev, opt.ib_port, opt.gidx,
+		  mtest_gid_str(&g.gid, gs, sizeof(gs)),
+		  mtest_gid_str(&g.rgid, rgs, sizeof(rgs)));
+	mtest_say("path MTU %d, SGEs send/recv/read client %d/%d/%d server %d/%d/%d, inline client %d server %d, atomics %s",
+		  g.mtu_bytes, cc->send_sge, cc->recv_sge, cc->rd_sge,
+		  sc->send_sge, sc->recv_sge, sc->rd_sge, cc->inl, sc->inl,
+		  cc->atomic && sc->atomic ? "yes" :
+		  "no (atomic_cap NONE: skipped)");
+	mtest_say("seed %" PRIu64 ", %u random messages, max size %u, %s, timeout %u s",
+		  opt.seed, opt.iters, opt.max_size,
+		  opt.events ? "CQ events (--events)" : "busy polling",
+		  opt.timeout);
+}
+
 int main(int argc, char **argv)
 {
-	char gs[64], rgs[64], line[64];
+	char line[64];
 	double t0 = mtest_now();
 	bool ok;
 
@@ -2602,21 +2710,7 @@ int main(int argc, char **argv)
 		mtest_die("the two devices' max_msg_sz differ: use --max-size %s",
 			  line);
 
-	const struct caps *cc = &g.cap[SIDE_CLIENT], *sc = &g.cap[SIDE_SERVER];
-
-	mtest_say("%s %s port %d GID[%d] %s <-> %s",
-		  side_name[g_side], opt.dev, opt.ib_port, opt.gidx,
-		  mtest_gid_str(&g.gid, gs, sizeof(gs)),
-		  mtest_gid_str(&g.rgid, rgs, sizeof(rgs)));
-	mtest_say("path MTU %d, SGEs send/recv/read client %d/%d/%d server %d/%d/%d, inline client %d server %d, atomics %s",
-		  g.mtu_bytes, cc->send_sge, cc->recv_sge, cc->rd_sge,
-		  sc->send_sge, sc->recv_sge, sc->rd_sge, cc->inl, sc->inl,
-		  cc->atomic && sc->atomic ? "yes" :
-		  "no (atomic_cap NONE: skipped)");
-	mtest_say("seed %" PRIu64 ", %u random messages, max size %u, %s, timeout %u s",
-		  opt.seed, opt.iters, opt.max_size,
-		  opt.events ? "CQ events (--events)" : "busy polling",
-		  opt.timeout);
+	say_setup();
 
 	conn_connect(&g.main, "main QP pair");
 
