@@ -170,58 +170,47 @@ void mtest_watchdog(unsigned int secs)
 
 /* -------------------------------------------------------------- objects */
 
-/* Opened device @name of @list, or NULL with errno set */
-static struct ibv_context *mtest_open_in(struct ibv_device **list, int n,
-					 const char *name)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			return ibv_open_device(list[i]);
-	errno = ENODEV;
-	return NULL;
-}
-
 struct ibv_context *mtest_find_device(const char *name)
 {
+	struct ibv_context *ctx = NULL;
 	struct ibv_device **list;
-	struct ibv_context *ctx;
-	int n, err;
+	int i, n, err = ENODEV;
 
 	list = ibv_get_device_list(&n);
 	if (!list)
 		return NULL;
-	ctx = mtest_open_in(list, n, name);
-	err = errno;
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name)) {
+			ctx = ibv_open_device(list[i]);
+			err = errno;
+			break;
+		}
 	ibv_free_device_list(list);
-	errno = err;
+	if (!ctx)
+		errno = err;
 	return ctx;
 }
 
 struct ibv_context *mtest_open_device(const char *name)
 {
+	struct ibv_context *ctx = mtest_find_device(name);
 	struct ibv_device **list;
-	struct ibv_context *ctx;
 	char names[512] = "";
-	int i, n, err;
+	int i, n, err = errno;
 
+	if (ctx)
+		return ctx;
 	list = ibv_get_device_list(&n);
-	if (!list)
-		mtest_die("ibv_get_device_list: %s", strerror(errno));
-	ctx = mtest_open_in(list, n, name);
-	err = errno;
-	for (i = 0; i < n; i++) {
+	for (i = 0; list && i < n; i++) {
 		strncat(names, " ", sizeof(names) - strlen(names) - 1);
 		strncat(names, ibv_get_device_name(list[i]),
 			sizeof(names) - strlen(names) - 1);
 	}
-	ibv_free_device_list(list);
-	if (!ctx)
-		mtest_die("cannot open RDMA device %s: %s (libibverbs sees:%s; RDMAV_DRIVERS=%s)",
-			  name, strerror(err), n ? names : " none",
-			  getenv("RDMAV_DRIVERS") ?: "unset");
-	return ctx;
+	if (list)
+		ibv_free_device_list(list);
+	mtest_die("cannot open RDMA device %s: %s (libibverbs sees:%s; RDMAV_DRIVERS=%s)",
+		  name, strerror(err), names[0] ? names : " none",
+		  getenv("RDMAV_DRIVERS") ?: "unset");
 }
 
 void *mtest_alloc(size_t len)
