@@ -522,6 +522,14 @@ static void conn_destroy(struct conn *c)
 	cqx_destroy(&c->rcq);
 }
 
+/* Dies when the QP transition @step (of the QP pair @what) failed */
+static void conn_step(int rc, const char *what, const char *step)
+{
+	if (rc)
+		mtest_die("%s: ibv_modify_qp %s: %s", what, step,
+			  mtest_verr(rc));
+}
+
 /* Exchange QPN/PSN, RESET -> INIT -> RTR -> RTS, wait for the peer's RTS. */
 static void conn_connect(struct conn *c, const char *what)
 {
@@ -531,7 +539,7 @@ static void conn_connect(struct conn *c, const char *what)
 		.retry_cnt = 7,
 	};
 	char line[256];
-	int rd, rc;
+	int rd;
 
 	tx("QP %u %u", c->qp->qp_num, c->psn);
 	expect("QP", line, sizeof(line));
@@ -550,22 +558,16 @@ static void conn_connect(struct conn *c, const char *what)
 	p.rd_atomic = (uint8_t)rd;
 
 	g_doing = "moving the QP to INIT";
-	rc = mtest_qp_init(c->qp, (uint8_t)opt.ib_port,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	if (rc)
-		mtest_die("%s: ibv_modify_qp RESET->INIT: %s", what,
-			  mtest_verr(rc));
+	conn_step(mtest_qp_init(c->qp, (uint8_t)opt.ib_port,
+				IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC),
+		  what, "RESET->INIT");
 	g_doing = "moving the QP to RTR";
-	rc = mtest_qp_rtr(c->qp, &p);
-	if (rc)
-		mtest_die("%s: ibv_modify_qp INIT->RTR: %s", what,
-			  mtest_verr(rc));
+	conn_step(mtest_qp_rtr(c->qp, &p), what, "INIT->RTR");
 	g_doing = "moving the QP to RTS";
-	rc = mtest_qp_rts(c->qp, &p);
-	if (rc)
-		mtest_die("%s: ibv_modify_qp RTR->RTS: %s", what,
-			  mtest_verr(rc));
+	conn_step(mtest_qp_rts(c->qp, &p), what, "RTR->RTS");
 
 	g_doing = "waiting for the peer's QP to reach RTS";
 	tx("RTS");
