@@ -1004,6 +1004,38 @@ static int do_client(struct ctx *c, const char *ip, const char *port,
 	return 0;
 }
 
+/* --NAME VALUE into @o; -1 for an unknown NAME */
+static int parse_opt(struct opts *o, const char *name, const char *v)
+{
+	const struct { const char *name; int *i; double *d; } num[] = {
+		{ "--timeout", .i = &o->timeout },
+		{ "--retry", .i = &o->retry },
+		{ "--depth", .i = &o->depth },
+		{ "--size", .i = &o->size },
+		{ "--wait-s", .i = &o->wait_s },
+		{ "--tol-ms", .d = &o->tol_ms },
+		{ "--rto-max-ms", .d = &o->rto_max_ms },
+		{ "--slack-ms", .d = &o->slack_ms },
+		{ "--min-down-ms", .d = &o->min_down_ms },
+	};
+	size_t k;
+
+	if (!strcmp(name, "--mode")) {
+		o->mode = v;
+		return 0;
+	}
+	for (k = 0; k < MTEST_ARRAY_SIZE(num); k++) {
+		if (strcmp(name, num[k].name))
+			continue;
+		if (num[k].i)
+			*num[k].i = atoi(v);
+		else
+			*num[k].d = atof(v);
+		return 0;
+	}
+	return -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1028,35 +1060,9 @@ int main(int argc, char **argv)
 	server = !strcmp(argv[1], "server");
 	if (!server && (strcmp(argv[1], "client") || argc < 6))
 		usage();
-	for (i = server ? 5 : 6; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!v)
+	for (i = server ? 5 : 6; i < argc; i += 2)
+		if (i + 1 == argc || parse_opt(&o, argv[i], argv[i + 1]))
 			usage();
-		if (!strcmp(argv[i], "--mode"))
-			o.mode = v;
-		else if (!strcmp(argv[i], "--timeout"))
-			o.timeout = atoi(v);
-		else if (!strcmp(argv[i], "--retry"))
-			o.retry = atoi(v);
-		else if (!strcmp(argv[i], "--depth"))
-			o.depth = atoi(v);
-		else if (!strcmp(argv[i], "--size"))
-			o.size = atoi(v);
-		else if (!strcmp(argv[i], "--tol-ms"))
-			o.tol_ms = atof(v);
-		else if (!strcmp(argv[i], "--rto-max-ms"))
-			o.rto_max_ms = atof(v);
-		else if (!strcmp(argv[i], "--slack-ms"))
-			o.slack_ms = atof(v);
-		else if (!strcmp(argv[i], "--min-down-ms"))
-			o.min_down_ms = atof(v);
-		else if (!strcmp(argv[i], "--wait-s"))
-			o.wait_s = atoi(v);
-		else
-			usage();
-		i++;
-	}
 	if (strcmp(o.mode, "retry") && strcmp(o.mode, "idle") &&
 	    strcmp(o.mode, "infinite") && strcmp(o.mode, "flush"))
 		usage();
