@@ -37,9 +37,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -52,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
+#include "mtest.h"
 
 #define ME "mroce-verify"
 #define PROTO_VERSION 1
@@ -124,66 +121,34 @@ static struct {
 
 /* ------------------------------------------------------------ util */
 
-static int g_sock = -1;
+static struct mtest_lines g_ctl = { .fd = -1 };	/* the TCP connection */
 static int g_side;		/* SIDE_CLIENT or SIDE_SERVER */
 static const char *g_doing = "starting";
 static const char *const side_name[2] = { "client", "server" };
 
-static double now_s(void)
+/*
+ * mtest_die()'s report: on stderr, and to the peer (ABORT) so that it
+ * stops at once with the reason
+ */
+static void die_report(const char *msg)
 {
-	struct timespec ts;
+	char line[1100];
+	int n;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void send_raw(const char *s, size_t n);
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	fprintf(stderr, ME ": %s: FAIL: %s\n", side_name[g_side], msg);
 	fflush(stdout);
-	if (g_sock >= 0) {
-		char line[1100];
-		int n = snprintf(line, sizeof(line), "ABORT %s\n", msg);
-
-		for (char *p = line + 6; *p && p < line + n - 1; p++)
-			if (*p == '\n')
-				*p = ' ';
-		send_raw(line, strlen(line));
-		close(g_sock);
-	}
-	exit(1);
+	if (g_ctl.fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "ABORT %s\n", msg);
+	for (char *p = line + 6; *p && p < line + n - 1; p++)
+		if (*p == '\n')
+			*p = ' ';
+	mtest_send_all(g_ctl.fd, line, strlen(line));
+	close(g_ctl.fd);
 }
 
-static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(ME ": ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-/* libibverbs calls return the errno value (some providers: negated) */
-static const char *verr(int rc)
-{
-	if (rc < 0)
-		rc = -rc;
-	return strerror(rc ? rc : errno);
-}
-
-#define vsay(lvl, ...) do { if (opt.verbose >= (lvl)) say(__VA_ARGS__); } while (0)
+#define vsay(lvl, ...) \
+	do { if (opt.verbose >= (lvl)) mtest_say(__VA_ARGS__); } while (0)
 
 /* Problems found (mismatches, bad completion fields), this side. */
 static unsigned long g_problems;
@@ -245,16 +210,6 @@ static void watchdog_fire(int sig)
 static void watchdog_kick(void)
 {
 	alarm(g_watchdog_s);
-}
-
-static void *xalloc(size_t n)
-{
-	void *p;
-
-	if (posix_memalign(&p, PAGE, n ? n : 1))
-		die("out of memory (%zu bytes)", n);
-	memset(p, 0, n);
-	return p;
 }
 
 /* splitmix64: the one PRNG, for plans and payload */
@@ -319,23 +274,6 @@ static const char *wc_opcode_name(enum ibv_wc_opcode o)
 
 /* ------------------------------------------------------------ TCP */
 
-static char g_rbuf[16384];
-static size_t g_rlen;
-
-static void send_raw(const char *s, size_t n)
-{
-	while (n) {
-		ssize_t r = send(g_sock, s, n, MSG_NOSIGNAL);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return;
-		s += r;
-		n -= (size_t)r;
-	}
-}
-
 static void __attribute__((format(printf, 1, 2))) tx(const char *fmt, ...)
 {
 	char line[2048];
@@ -346,80 +284,46 @@ static void __attribute__((format(printf, 1, 2))) tx(const char *fmt, ...)
 	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
 	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(line) - 1)
-		die("internal: TCP line too long");
+		mtest_die("internal: TCP line too long");
 	vsay(3, "tx: %s", line);
 	line[n++] = '\n';
-	while (n) {
-		ssize_t r = send(g_sock, line, (size_t)n, MSG_NOSIGNAL);
+	if (mtest_send_all(g_ctl.fd, line, (size_t)n)) {
+		int e = errno;
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = errno;
-
-			close(g_sock);
-			g_sock = -1;
-			die("TCP send to the peer failed: %s", strerror(e));
-		}
-		memmove(line, line + r, (size_t)(n - r));
-		n -= (int)r;
+		close(g_ctl.fd);
+		g_ctl.fd = -1;
+		mtest_die("TCP send to the peer failed: %s", strerror(e));
 	}
+}
+
+/* The peer closed the connection (or it failed) while we were @g_doing */
+static void __attribute__((noreturn)) peer_gone(void)
+{
+	int e = errno;
+
+	close(g_ctl.fd);
+	g_ctl.fd = -1;
+	mtest_die("the peer closed the TCP connection while %s%s%s", g_doing,
+		  e ? ": " : "",
+		  e ? strerror(e) : " (did it fail? see its output)");
 }
 
 /* Next line from the peer, waiting at most @timeout_s without data. */
 static void rx_line(char *out, size_t sz, double timeout_s)
 {
-	double deadline = now_s() + timeout_s;
-
-	for (;;) {
-		char *nl = memchr(g_rbuf, '\n', g_rlen);
-
-		if (nl) {
-			size_t n = (size_t)(nl - g_rbuf);
-
-			if (n >= sz)
-				die("protocol: line too long from the peer");
-			memcpy(out, g_rbuf, n);
-			out[n] = 0;
-			memmove(g_rbuf, nl + 1, g_rlen - n - 1);
-			g_rlen -= n + 1;
-			vsay(3, "rx: %s", out);
-			return;
-		}
-		if (g_rlen == sizeof(g_rbuf))
-			die("protocol: line too long from the peer");
-
-		double left = deadline - now_s();
-		struct pollfd pfd = { .fd = g_sock, .events = POLLIN };
-
-		if (left <= 0) {
-			close(g_sock);
-			g_sock = -1;
-			die("timeout: nothing from the peer for %.0f s while %s",
-			    timeout_s, g_doing);
-		}
-		int r = poll(&pfd, 1, (int)(left * 1000) + 1);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			die("poll on the TCP socket: %s", strerror(errno));
-		if (r == 0)
-			continue;
-		ssize_t got = recv(g_sock, g_rbuf + g_rlen,
-				   sizeof(g_rbuf) - g_rlen, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			int e = errno;
-
-			close(g_sock);
-			g_sock = -1;
-			die("the peer closed the TCP connection while %s%s%s",
-			    g_doing, got < 0 ? ": " : "",
-			    got < 0 ? strerror(e) : " (did it fail? see its output)");
-		}
-		g_rlen += (size_t)got;
+	switch (mtest_read_line(&g_ctl, out, sz, (int)(timeout_s * 1000))) {
+	case 1:
+		vsay(3, "rx: %s", out);
+		return;
+	case 0:
+		close(g_ctl.fd);
+		g_ctl.fd = -1;
+		mtest_die("timeout: nothing from the peer for %.0f s while %s",
+			  timeout_s, g_doing);
+	case -2:
+		mtest_die("protocol: line too long from the peer");
+	default:
+		peer_gone();
 	}
 }
 
@@ -440,14 +344,14 @@ static void expect(const char *kw, char *out, size_t sz)
 		fprintf(stderr, ME ": %s: FAIL: the peer (%s) failed: %s\n",
 			side_name[g_side], side_name[!g_side],
 			line[5] ? line + 6 : "?");
-		close(g_sock);
+		close(g_ctl.fd);
 		exit(1);
 	}
 	if (strncmp(line, kw, k) || (line[k] && line[k] != ' ')) {
-		close(g_sock);
-		g_sock = -1;
-		die("protocol: expected %s from the peer while %s, got \"%.80s\"",
-		    kw, g_doing, line);
+		close(g_ctl.fd);
+		g_ctl.fd = -1;
+		mtest_die("protocol: expected %s from the peer while %s, got \"%.80s\"",
+			  kw, g_doing, line);
 	}
 	if (out)
 		snprintf(out, sz, "%s", line[k] ? line + k + 1 : "");
@@ -456,89 +360,18 @@ static void expect(const char *kw, char *out, size_t sz)
 
 static void tcp_setup(void)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	int one = 1, r;
-
 	if (opt.server) {
-		int ls = socket(AF_INET6, SOCK_STREAM, 0);
-		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
-					   .sin6_addr = IN6ADDR_ANY_INIT };
-		struct sockaddr_in a4 = { .sin_family = AF_INET };
-		char *end;
-		unsigned long p = strtoul(opt.port, &end, 10);
+		int ls = mtest_tcp_listen(opt.port);
 
-		if (*end || !p || p > 65535)
-			die("bad --port %s", opt.port);
-		a6.sin6_port = htons((uint16_t)p);
-		a4.sin_port = htons((uint16_t)p);
-		if (ls >= 0) {
-			int zero = 0;
-
-			setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-			setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			if (bind(ls, (struct sockaddr *)&a6, sizeof(a6))) {
-				close(ls);
-				ls = -1;
-			}
-		}
-		if (ls < 0) {	/* no IPv6: IPv4 only */
-			ls = socket(AF_INET, SOCK_STREAM, 0);
-			if (ls < 0)
-				die("socket: %s", strerror(errno));
-			setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			if (bind(ls, (struct sockaddr *)&a4, sizeof(a4)))
-				die("bind TCP port %s: %s", opt.port, strerror(errno));
-		}
-		if (listen(ls, 1))
-			die("listen: %s", strerror(errno));
-		say("server: listening on TCP port %s", opt.port);
+		mtest_say("server: listening on TCP port %s", opt.port);
 		g_doing = "waiting for the client to connect";
-		unsigned int wait_s = opt.timeout > 60 ? opt.timeout : 60;
-		struct pollfd pfd = { .fd = ls, .events = POLLIN };
-
-		do
-			r = poll(&pfd, 1, (int)wait_s * 1000);
-		while (r < 0 && errno == EINTR);
-		if (r <= 0)
-			die("timeout: no client connected within %u s", wait_s);
-		g_sock = accept(ls, NULL, NULL);
-		if (g_sock < 0)
-			die("accept: %s", strerror(errno));
-		close(ls);
+		mtest_lines_init(&g_ctl, mtest_tcp_accept(ls, opt.timeout > 60 ?
+							  opt.timeout : 60));
 	} else {
-		double deadline = now_s() + opt.timeout;
-		int last_err = 0;
-
-		hints.ai_family = AF_UNSPEC;
-		r = getaddrinfo(opt.host, opt.port, &hints, &res);
-		if (r)
-			die("cannot resolve %s port %s: %s", opt.host, opt.port,
-			    gai_strerror(r));
 		g_doing = "connecting to the server";
-		while (g_sock < 0) {
-			for (ai = res; ai && g_sock < 0; ai = ai->ai_next) {
-				int s = socket(ai->ai_family, ai->ai_socktype,
-					       ai->ai_protocol);
-				if (s < 0)
-					continue;
-				if (!connect(s, ai->ai_addr, ai->ai_addrlen)) {
-					g_sock = s;
-					break;
-				}
-				last_err = errno;
-				close(s);
-			}
-			if (g_sock >= 0)
-				break;
-			if (now_s() > deadline)
-				die("timeout: cannot connect to %s port %s for %u s: %s",
-				    opt.host, opt.port, opt.timeout,
-				    strerror(last_err));
-			usleep(100 * 1000);
-		}
-		freeaddrinfo(res);
+		mtest_lines_init(&g_ctl, mtest_tcp_connect(opt.host, opt.port,
+							   opt.timeout));
 	}
-	setsockopt(g_sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 /* ------------------------------------------------------------ verbs */
@@ -603,28 +436,21 @@ static uint32_t rkey_of(uint32_t off)
 	return g.r_rkey[off >= g.half];
 }
 
-static const char *gid_str(const union ibv_gid *gid, char *b, size_t n)
-{
-	if (!inet_ntop(AF_INET6, gid->raw, b, (socklen_t)n))
-		snprintf(b, n, "?");
-	return b;
-}
-
 static void cqx_create(struct cqx *c, const char *name, int cqe)
 {
 	c->name = name;
 	c->ch = ibv_create_comp_channel(g.ctx);
 	if (!c->ch)
-		die("ibv_create_comp_channel: %s", strerror(errno));
+		mtest_die("ibv_create_comp_channel: %s", strerror(errno));
 	if (fcntl(c->ch->fd, F_SETFL, fcntl(c->ch->fd, F_GETFL) | O_NONBLOCK))
-		die("fcntl O_NONBLOCK on the completion channel: %s",
-		    strerror(errno));
+		mtest_die("fcntl O_NONBLOCK on the completion channel: %s",
+			  strerror(errno));
 	if (cqe > g.dattr.max_cqe)
 		cqe = g.dattr.max_cqe;
 	c->cq = ibv_create_cq(g.ctx, cqe, NULL, c->ch, 0);
 	if (!c->cq)
-		die("ibv_create_cq(%d entries) on %s: %s", cqe, opt.dev,
-		    strerror(errno));
+		mtest_die("ibv_create_cq(%d entries) on %s: %s", cqe, opt.dev,
+			  strerror(errno));
 }
 
 static void cqx_destroy(struct cqx *c)
@@ -632,9 +458,9 @@ static void cqx_destroy(struct cqx *c)
 	int rc;
 
 	if (c->cq && (rc = ibv_destroy_cq(c->cq)))
-		die("ibv_destroy_cq(%s): %s", c->name, verr(rc));
+		mtest_die("ibv_destroy_cq(%s): %s", c->name, mtest_verr(rc));
 	if (c->ch && (rc = ibv_destroy_comp_channel(c->ch)))
-		die("ibv_destroy_comp_channel: %s", verr(rc));
+		mtest_die("ibv_destroy_comp_channel: %s", mtest_verr(rc));
 	c->cq = NULL;
 	c->ch = NULL;
 }
@@ -672,8 +498,8 @@ static void conn_create(struct conn *c, uint32_t psn)
 			break;
 	}
 	if (!c->qp)
-		die("ibv_create_qp(RC, %d WRs, %d SGEs) on %s failed: %s",
-		    depth, sge, opt.dev, strerror(errno));
+		mtest_die("ibv_create_qp(RC, %d WRs, %d SGEs) on %s failed: %s",
+			  depth, sge, opt.dev, strerror(errno));
 	c->psn = psn & 0xffffff;
 	g.cap[g_side].send_sge = (int)ia.cap.max_send_sge;
 	g.cap[g_side].recv_sge = (int)ia.cap.max_recv_sge;
@@ -690,23 +516,35 @@ static void conn_destroy(struct conn *c)
 
 	g_doing = "destroying a QP";
 	if (c->qp && (rc = ibv_destroy_qp(c->qp)))
-		die("ibv_destroy_qp: %s", verr(rc));
+		mtest_die("ibv_destroy_qp: %s", mtest_verr(rc));
 	c->qp = NULL;
 	cqx_destroy(&c->scq);
 	cqx_destroy(&c->rcq);
 }
 
+/* Dies when the QP transition @step (of the QP pair @what) failed */
+static void conn_step(int rc, const char *what, const char *step)
+{
+	if (rc)
+		mtest_die("%s: ibv_modify_qp %s: %s", what, step,
+			  mtest_verr(rc));
+}
+
 /* Exchange QPN/PSN, RESET -> INIT -> RTR -> RTS, wait for the peer's RTS. */
 static void conn_connect(struct conn *c, const char *what)
 {
-	struct ibv_qp_attr a;
+	struct mtest_path p = {
+		.dgid = g.rgid, .sgid_index = (uint8_t)opt.gidx,
+		.port = (uint8_t)opt.ib_port, .mtu = g.mtu, .timeout = 14,
+		.retry_cnt = 7,
+	};
 	char line[256];
-	int rd, rc;
+	int rd;
 
 	tx("QP %u %u", c->qp->qp_num, c->psn);
 	expect("QP", line, sizeof(line));
 	if (sscanf(line, "%u %u", &c->rqpn, &c->rpsn) != 2)
-		die("protocol: bad QP line \"%s\"", line);
+		mtest_die("protocol: bad QP line \"%s\"", line);
 
 	rd = g.cap[0].rd_atom < g.cap[1].rd_atom ? g.cap[0].rd_atom
 						  : g.cap[1].rd_atom;
@@ -714,81 +552,28 @@ static void conn_connect(struct conn *c, const char *what)
 		rd = 16;
 	if (rd < 1)
 		rd = 1;
+	p.dest_qpn = c->rqpn;
+	p.rq_psn = c->rpsn;
+	p.sq_psn = c->psn;
+	p.rd_atomic = (uint8_t)rd;
 
 	g_doing = "moving the QP to INIT";
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = (uint8_t)opt.ib_port;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	if ((rc = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)))
-		die("%s: ibv_modify_qp RESET->INIT: %s", what, verr(rc));
-
+	conn_step(mtest_qp_init(c->qp, (uint8_t)opt.ib_port,
+				IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC),
+		  what, "RESET->INIT");
 	g_doing = "moving the QP to RTR";
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = g.mtu;
-	a.dest_qp_num = c->rqpn;
-	a.rq_psn = c->rpsn;
-	a.max_dest_rd_atomic = (uint8_t)rd;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = g.rgid;
-	a.ah_attr.grh.sgid_index = (uint8_t)opt.gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.traffic_class = 0;
-	a.ah_attr.dlid = 0;
-	a.ah_attr.sl = 0;
-	a.ah_attr.port_num = (uint8_t)opt.ib_port;
-	if ((rc = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
-		die("%s: ibv_modify_qp INIT->RTR: %s", what, verr(rc));
-
+	conn_step(mtest_qp_rtr(c->qp, &p), what, "INIT->RTR");
 	g_doing = "moving the QP to RTS";
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = c->psn;
-	a.max_rd_atomic = (uint8_t)rd;
-	if ((rc = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC)))
-		die("%s: ibv_modify_qp RTR->RTS: %s", what, verr(rc));
+	conn_step(mtest_qp_rts(c->qp, &p), what, "RTR->RTS");
 
 	g_doing = "waiting for the peer's QP to reach RTS";
 	tx("RTS");
 	expect("RTS", NULL, 0);
 	vsay(1, "%s: QP %#x (PSN %#x) <-> peer QP %#x (PSN %#x), %d outstanding READ/ATOMIC",
 	     what, c->qp->qp_num, c->psn, c->rqpn, c->rpsn, rd);
-}
-
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return (enum ibv_qp_state)-1;
-	return a.qp_state;
-}
-
-static const char *qp_state_name(enum ibv_qp_state s)
-{
-	switch ((int)s) {
-	case IBV_QPS_RESET: return "RESET";
-	case IBV_QPS_INIT: return "INIT";
-	case IBV_QPS_RTR: return "RTR";
-	case IBV_QPS_RTS: return "RTS";
-	case IBV_QPS_SQD: return "SQD";
-	case IBV_QPS_SQE: return "SQE";
-	case IBV_QPS_ERR: return "ERR";
-	default: return "unknown (ibv_query_qp failed)";
-	}
 }
 
 /*
@@ -798,26 +583,15 @@ static const char *qp_state_name(enum ibv_qp_state s)
  */
 static void peer_watch(bool *quiet)
 {
-	if (*quiet || g_sock < 0)
+	if (*quiet || g_ctl.fd < 0)
 		return;
-	if (!memchr(g_rbuf, '\n', g_rlen)) {
-		struct pollfd pfd = { .fd = g_sock, .events = POLLIN };
-		ssize_t got;
-
-		if (poll(&pfd, 1, 0) <= 0)
-			return;
-		got = recv(g_sock, g_rbuf + g_rlen, sizeof(g_rbuf) - g_rlen, 0);
-		if (got <= 0) {
-			close(g_sock);
-			g_sock = -1;
-			die("the peer closed the TCP connection while %s (did it fail? see its output)",
-			    g_doing);
-		}
-		g_rlen += (size_t)got;
-		if (!memchr(g_rbuf, '\n', g_rlen))
+	if (!mtest_line_ready(&g_ctl)) {
+		if (mtest_lines_fill(&g_ctl, 0) < 0)
+			peer_gone();
+		if (!mtest_line_ready(&g_ctl))
 			return;
 	}
-	if (!strncmp(g_rbuf, "ABORT", 5))
+	if (!strncmp(g_ctl.buf, "ABORT", 5))
 		expect("ABORT", NULL, 0);	/* reports and exits */
 	*quiet = true;
 }
@@ -828,7 +602,7 @@ static void peer_watch(bool *quiet)
  */
 static int cq_wait(struct cqx *c, struct ibv_wc *wc, int n, double timeout_s)
 {
-	double deadline = now_s() + timeout_s;
+	double deadline = mtest_now() + timeout_s;
 	unsigned int idle = 0;
 	bool armed = false, quiet = false;
 	int got = 0;
@@ -837,16 +611,16 @@ static int cq_wait(struct cqx *c, struct ibv_wc *wc, int n, double timeout_s)
 		int r = ibv_poll_cq(c->cq, n - got, wc + got);
 
 		if (r < 0)
-			die("ibv_poll_cq(%s) returned %d", c->name, r);
+			mtest_die("ibv_poll_cq(%s) returned %d", c->name, r);
 		if (r > 0) {
 			got += r;
-			deadline = now_s() + timeout_s;
+			deadline = mtest_now() + timeout_s;
 			idle = 0;
 			armed = false;
 			watchdog_kick();
 			continue;
 		}
-		if (now_s() > deadline)
+		if (mtest_now() > deadline)
 			break;
 		if (!opt.events) {
 			if (++idle > 200) {
@@ -860,19 +634,20 @@ static int cq_wait(struct cqx *c, struct ibv_wc *wc, int n, double timeout_s)
 			int rc = ibv_req_notify_cq(c->cq, 0);
 
 			if (rc)
-				die("ibv_req_notify_cq(%s): %s", c->name,
-				    verr(rc));
+				mtest_die("ibv_req_notify_cq(%s): %s", c->name,
+					  mtest_verr(rc));
 			armed = true;
 			continue;	/* poll again: closes the race */
 		}
 		struct pollfd pfd[2] = { { .fd = c->ch->fd, .events = POLLIN },
-					 { .fd = g_sock, .events = POLLIN } };
-		double left = deadline - now_s();
-		int pr = poll(pfd, quiet || g_sock < 0 ? 1 : 2,
+					 { .fd = g_ctl.fd, .events = POLLIN } };
+		double left = deadline - mtest_now();
+		int pr = poll(pfd, quiet || g_ctl.fd < 0 ? 1 : 2,
 			      left > 0 ? (int)(left * 1000) + 1 : 0);
 
 		if (pr < 0 && errno != EINTR)
-			die("poll on the completion channel: %s", strerror(errno));
+			mtest_die("poll on the completion channel: %s",
+				  strerror(errno));
 		if (pr > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
 			peer_watch(&quiet);
 		if (pr <= 0 || !(pfd[0].revents & POLLIN))
@@ -883,10 +658,11 @@ static int cq_wait(struct cqx *c, struct ibv_wc *wc, int n, double timeout_s)
 		if (ibv_get_cq_event(c->ch, &ev_cq, &ev_ctx)) {
 			if (errno == EAGAIN)
 				continue;
-			die("ibv_get_cq_event(%s): %s", c->name, strerror(errno));
+			mtest_die("ibv_get_cq_event(%s): %s", c->name,
+				  strerror(errno));
 		}
 		if (ev_cq != c->cq)
-			die("ibv_get_cq_event: event for an unknown CQ");
+			mtest_die("ibv_get_cq_event: event for an unknown CQ");
 		ibv_ack_cq_events(ev_cq, 1);
 		g.events++;
 		armed = false;
@@ -907,61 +683,30 @@ static void cq_check_empty(struct cqx *c, const char *who)
 			wc_opcode_name(wc[i].opcode), wc[i].byte_len);
 }
 
-static void mr_reg(struct ibv_mr **mr, void *addr, size_t len, int access,
-		   const char *what)
-{
-	*mr = ibv_reg_mr(g.pd, addr, len, access);
-	if (!*mr)
-		die("ibv_reg_mr(%s, %zu bytes, access %#x): %s", what, len,
-		    access, strerror(errno));
-}
-
 static void dev_open(void)
 {
-	struct ibv_device **list;
-	int n, i;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		die("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), opt.dev))
-			break;
-	if (i == n) {
-		char names[512] = "";
-
-		for (i = 0; i < n; i++) {
-			strncat(names, " ", sizeof(names) - strlen(names) - 1);
-			strncat(names, ibv_get_device_name(list[i]),
-				sizeof(names) - strlen(names) - 1);
-		}
-		die("no RDMA device %s (libibverbs sees:%s)", opt.dev,
-		    n ? names : " none");
-	}
-	g.ctx = ibv_open_device(list[i]);
-	if (!g.ctx)
-		die("ibv_open_device(%s): %s", opt.dev, strerror(errno));
-	ibv_free_device_list(list);
 	int rc;
 
+	g.ctx = mtest_open_device(opt.dev);
+
 	if ((rc = ibv_query_device(g.ctx, &g.dattr)))
-		die("ibv_query_device(%s): %s", opt.dev, verr(rc));
+		mtest_die("ibv_query_device(%s): %s", opt.dev, mtest_verr(rc));
 	if ((rc = ibv_query_port(g.ctx, (uint8_t)opt.ib_port, &g.pattr)))
-		die("ibv_query_port(%s, %d): %s", opt.dev, opt.ib_port,
-		    verr(rc));
+		mtest_die("ibv_query_port(%s, %d): %s", opt.dev, opt.ib_port,
+			  mtest_verr(rc));
 	if (g.pattr.state != IBV_PORT_ACTIVE)
-		die("%s port %d is not ACTIVE (state %d)", opt.dev, opt.ib_port,
-		    g.pattr.state);
+		mtest_die("%s port %d is not ACTIVE (state %d)", opt.dev,
+			  opt.ib_port, g.pattr.state);
 	if ((rc = ibv_query_gid(g.ctx, (uint8_t)opt.ib_port, opt.gidx, &g.gid)))
-		die("ibv_query_gid(%s, port %d, index %d): %s", opt.dev,
-		    opt.ib_port, opt.gidx, verr(rc));
+		mtest_die("ibv_query_gid(%s, port %d, index %d): %s", opt.dev,
+			  opt.ib_port, opt.gidx, mtest_verr(rc));
 	static const union ibv_gid zero;
 
 	if (!memcmp(&g.gid, &zero, sizeof(zero)))
-		die("%s GID index %d is empty", opt.dev, opt.gidx);
+		mtest_die("%s GID index %d is empty", opt.dev, opt.gidx);
 	g.pd = ibv_alloc_pd(g.ctx);
 	if (!g.pd)
-		die("ibv_alloc_pd(%s): %s", opt.dev, strerror(errno));
+		mtest_die("ibv_alloc_pd(%s): %s", opt.dev, strerror(errno));
 
 	struct caps *me = &g.cap[g_side];
 
@@ -984,34 +729,39 @@ static void buffers_setup(void)
 			     PAGE - 1) & ~(PAGE - 1));
 	g.half = (size_t)g.slot * (NSLOTS / 2);
 	g.buflen = (size_t)g.slot * NSLOTS;
-	g.buf = xalloc(g.buflen);
-	g.img = xalloc(g.buflen);
-	g.guard = xalloc(g.buflen);
+	g.buf = mtest_alloc(g.buflen);
+	g.img = mtest_alloc(g.buflen);
+	g.guard = mtest_alloc(g.buflen);
 	for (i = 0; i + 8 <= g.buflen; i += 8) {
 		uint64_t v = sm64(&s);
 
 		memcpy(g.guard + i, &v, 8);
 	}
 	memcpy(g.buf, g.guard, g.buflen);
-	g.tmp = xalloc(opt.max_size + 8);
-	g.tmp2 = xalloc(opt.max_size + 8);
-	mr_reg(&g.mr[0], g.buf, g.half, all, "buffer, first half");
-	mr_reg(&g.mr[1], g.buf + g.half, g.buflen - g.half, all,
-	       "buffer, second half");
+	g.tmp = mtest_alloc(opt.max_size + 8);
+	g.tmp2 = mtest_alloc(opt.max_size + 8);
+	g.mr[0] = mtest_reg_mr(g.pd, g.buf, g.half, all, "buffer, first half");
+	g.mr[1] = mtest_reg_mr(g.pd, g.buf + g.half, g.buflen - g.half, all,
+			       "buffer, second half");
 
 	g.eblen = EB_LEN;
-	g.ebuf = xalloc(g.eblen);
-	g.eimg = xalloc(g.eblen);
-	mr_reg(&g.mr_small, g.ebuf + EB_SMALL, PAGE, all, "small MR");
-	mr_reg(&g.mr_noread, g.ebuf + EB_NOREAD, PAGE,
-	       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	       (g.cap[g_side].atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0),
-	       "MR without REMOTE_READ");
-	mr_reg(&g.mr_noatomic, g.ebuf + EB_NOATOMIC, PAGE,
-	       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	       IBV_ACCESS_REMOTE_READ, "MR without REMOTE_ATOMIC");
-	mr_reg(&g.mr_ro, g.ebuf + EB_RO, PAGE, IBV_ACCESS_REMOTE_READ,
-	       "MR with REMOTE_READ only");
+	g.ebuf = mtest_alloc(g.eblen);
+	g.eimg = mtest_alloc(g.eblen);
+	g.mr_small = mtest_reg_mr(g.pd, g.ebuf + EB_SMALL, PAGE, all,
+				  "small MR");
+	g.mr_noread = mtest_reg_mr(g.pd, g.ebuf + EB_NOREAD, PAGE,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   (g.cap[g_side].atomic ?
+				    IBV_ACCESS_REMOTE_ATOMIC : 0),
+				   "MR without REMOTE_READ");
+	g.mr_noatomic = mtest_reg_mr(g.pd, g.ebuf + EB_NOATOMIC, PAGE,
+				     IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_REMOTE_READ,
+				     "MR without REMOTE_ATOMIC");
+	g.mr_ro = mtest_reg_mr(g.pd, g.ebuf + EB_RO, PAGE,
+			       IBV_ACCESS_REMOTE_READ, "MR with REMOTE_READ only");
 }
 
 /* Fill the error buffer with its guard (derived from the main guard). */
@@ -1410,15 +1160,22 @@ static void post_recvs(struct conn *c, const struct batch *b)
 	int rc = n ? ibv_post_recv(c->qp, wr, &bad) : 0;
 
 	if (rc)
-		die("ibv_post_recv (%s batch %u, %d WRs, failed at %td): %s",
-		    b->phase, b->no, n, bad ? bad - wr : -1, verr(rc));
+		mtest_die("ibv_post_recv (%s batch %u, %d WRs, failed at %td): %s",
+			  b->phase, b->no, n, bad ? bad - wr : -1,
+			  mtest_verr(rc));
 }
 
-static void responder_prepare(struct batch *b)
+/* The main buffer and its expected image hold the guard, nothing else */
+static void buf_reset(void)
 {
 	memcpy(g.buf, g.guard, g.buflen);
 	memcpy(g.img, g.guard, g.buflen);
 	g_nreg = 0;
+}
+
+static void responder_prepare(struct batch *b)
+{
+	buf_reset();
 	for (int i = 0; i < b->n; i++) {
 		struct msg *m = &b->m[i];
 
@@ -1470,9 +1227,7 @@ static void responder_prepare(struct batch *b)
 
 static void requester_prepare(struct batch *b)
 {
-	memcpy(g.buf, g.guard, g.buflen);
-	memcpy(g.img, g.guard, g.buflen);
-	g_nreg = 0;
+	buf_reset();
 	for (int i = 0; i < b->n; i++) {
 		struct msg *m = &b->m[i];
 
@@ -1580,8 +1335,8 @@ static void post_sends(struct conn *c, struct batch *b)
 			char d[200];
 
 			describe_msg(b, (int)(bad - wr), d, sizeof(d));
-			die("ibv_post_send failed at WR %td of %d (%s): %s",
-			    bad - wr, b->n, d, verr(rc));
+			mtest_die("ibv_post_send failed at WR %td of %d (%s): %s",
+				  bad - wr, b->n, d, mtest_verr(rc));
 		}
 	} else {
 		for (int i = 0; i < b->n; i++) {
@@ -1591,7 +1346,8 @@ static void post_sends(struct conn *c, struct batch *b)
 				char d[200];
 
 				describe_msg(b, i, d, sizeof(d));
-				die("ibv_post_send(%s): %s", d, verr(rc));
+				mtest_die("ibv_post_send(%s): %s", d,
+					  mtest_verr(rc));
 			}
 		}
 	}
@@ -1617,30 +1373,48 @@ static void wc_fatal(const struct batch *b, const struct ibv_wc *wc,
 
 	if ((wc->wr_id >> 16) == b->no && i < b->n)
 		describe_msg(b, i, d, sizeof(d));
-	die("%s completion with status %s (%d, vendor_err %#x) for %s",
-	    who, wc_status(wc->status), wc->status, wc->vendor_err, d);
+	mtest_die("%s completion with status %s (%d, vendor_err %#x) for %s",
+		  who, wc_status(wc->status), wc->status, wc->vendor_err, d);
+}
+
+/*
+ * The send (@recv false: of the signaled messages) or receive completions
+ * (@recv: of the messages that consume a receive) of @b, into @wc, with
+ * the index of their message in @want: dies unless all came, successful.
+ * Returns how many.
+ */
+static int batch_wait(struct conn *c, const struct batch *b, bool recv,
+		      int *want, struct ibv_wc *wc)
+{
+	const char *kind = recv ? "receive" : "send";
+	int n = 0, got;
+
+	for (int i = 0; i < b->n; i++)
+		if (recv ? b->m[i].recv : b->m[i].signaled)
+			want[n++] = i;
+	g_doing = recv ? "waiting for receive completions" :
+			 "waiting for send completions";
+	got = cq_wait(recv ? &c->rcq : &c->scq, wc, n, opt.timeout);
+	for (int k = 0; k < got; k++)
+		if (wc[k].status != IBV_WC_SUCCESS)
+			wc_fatal(b, &wc[k], recv ? "receive" : "requester");
+	if (got < n) {
+		char d[200];
+
+		describe_msg(b, want[got], d, sizeof(d));
+		mtest_die("timeout: %d of %d %s completions after %u s without progress%s; missing: %s",
+			  got, n, kind, opt.timeout,
+			  recv ? " (the requester's completed)" : "", d);
+	}
+	return n;
 }
 
 static void requester_complete(struct conn *c, struct batch *b)
 {
 	struct ibv_wc wc[MAX_BATCH];
-	int want[MAX_BATCH], n = 0, got;
+	int want[MAX_BATCH], n;
 
-	for (int i = 0; i < b->n; i++)
-		if (b->m[i].signaled)
-			want[n++] = i;
-	g_doing = "waiting for send completions";
-	got = cq_wait(&c->scq, wc, n, opt.timeout);
-	for (int k = 0; k < got; k++)
-		if (wc[k].status != IBV_WC_SUCCESS)
-			wc_fatal(b, &wc[k], "requester");
-	if (got < n) {
-		char d[200];
-
-		describe_msg(b, want[got], d, sizeof(d));
-		die("timeout: %d of %d send completions after %u s without progress; missing: %s",
-		    got, n, opt.timeout, d);
-	}
+	n = batch_wait(c, b, false, want, wc);
 	for (int k = 0; k < n; k++) {
 		const struct msg *m = &b->m[want[k]];
 		uint64_t wr_id = ((uint64_t)b->no << 16) | (uint64_t)want[k];
@@ -1671,23 +1445,9 @@ static void requester_complete(struct conn *c, struct batch *b)
 static void responder_complete(struct conn *c, struct batch *b)
 {
 	struct ibv_wc wc[MAX_BATCH];
-	int want[MAX_BATCH], n = 0, got;
+	int want[MAX_BATCH], n;
 
-	for (int i = 0; i < b->n; i++)
-		if (b->m[i].recv)
-			want[n++] = i;
-	g_doing = "waiting for receive completions";
-	got = cq_wait(&c->rcq, wc, n, opt.timeout);
-	for (int k = 0; k < got; k++)
-		if (wc[k].status != IBV_WC_SUCCESS)
-			wc_fatal(b, &wc[k], "receive");
-	if (got < n) {
-		char d[200];
-
-		describe_msg(b, want[got], d, sizeof(d));
-		die("timeout: %d of %d receive completions after %u s without progress (the requester's completed); missing: %s",
-		    got, n, opt.timeout, d);
-	}
+	n = batch_wait(c, b, true, want, wc);
 	for (int k = 0; k < n; k++) {
 		const struct msg *m = &b->m[want[k]];
 		uint64_t wr_id = ((uint64_t)b->no << 16) | (uint64_t)want[k];
@@ -1739,12 +1499,36 @@ static void self_corrupt(const struct batch *b)
 	if (g_nreg)
 		g.buf[g_reg[0].off + g_reg[0].len / 2] ^= 0x01;
 	g.buf[g.buflen - 1] ^= 0x80;
-	say("self-test: corrupted batch %u on purpose", b->no);
+	mtest_say("self-test: corrupted batch %u on purpose", b->no);
+}
+
+/* Requester: our problems since @before to the responder; its problems */
+static unsigned long req_verdict(unsigned int no, unsigned long before)
+{
+	char line[256];
+	unsigned long peer;
+
+	tx("DONE %u %lu", no, g_problems - before);
+	expect("VERDICT", line, sizeof(line));
+	if (sscanf(line, "%*u %lu", &peer) != 1)
+		mtest_die("protocol: bad VERDICT line");
+	return peer;
+}
+
+/* Responder: the requester's problems, from its DONE line */
+static unsigned long resp_wait_done(void)
+{
+	char line[256];
+	unsigned long peer;
+
+	expect("DONE", line, sizeof(line));
+	if (sscanf(line, "%*u %lu", &peer) != 1)
+		mtest_die("protocol: bad DONE line");
+	return peer;
 }
 
 static void run_batch(struct conn *c, struct batch *b)
 {
-	char line[256];
 	unsigned long before = g_problems, peer = 0;
 
 	if (opt.verbose >= 2)
@@ -1752,7 +1536,7 @@ static void run_batch(struct conn *c, struct batch *b)
 			char d[200];
 
 			describe_msg(b, i, d, sizeof(d));
-			say("  %s", d);
+			mtest_say("  %s", d);
 		}
 	if (b->dir != g_side) {		/* responder */
 		responder_prepare(b);
@@ -1765,9 +1549,7 @@ static void run_batch(struct conn *c, struct batch *b)
 		}
 		responder_complete(c, b);
 		g_doing = "waiting for the requester";
-		expect("DONE", line, sizeof(line));
-		if (sscanf(line, "%*u %lu", &peer) != 1)
-			die("protocol: bad DONE line");
+		peer = resp_wait_done();
 		cq_check_empty(&c->rcq, "responder");
 		self_corrupt(b);
 		g_doing = "verifying memory";
@@ -1782,11 +1564,8 @@ static void run_batch(struct conn *c, struct batch *b)
 		self_corrupt(b);
 		g_doing = "verifying memory";
 		verify_mem(g.buf, g.img, g.buflen, b, "requester memory");
-		tx("DONE %u %lu", b->no, g_problems - before);
 		g_doing = "waiting for the responder's verdict";
-		expect("VERDICT", line, sizeof(line));
-		if (sscanf(line, "%*u %lu", &peer) != 1)
-			die("protocol: bad VERDICT line");
+		peer = req_verdict(b->no, before);
 	}
 	g_phase.errors += peer;	/* the peer's problems; ours: g_problems */
 	batch_account(b);
@@ -1823,20 +1602,21 @@ static bool phase_end(const char *name, const char *extra)
 	tx("PHASE %s %lu", name, mine);
 	expect("PHASE", line, sizeof(line));
 	if (sscanf(line, "%*s %lu", &peer_total) != 1)
-		die("protocol: bad PHASE line");
+		mtest_die("protocol: bad PHASE line");
 	unsigned long all = mine + peer_total;
 
 	if (g_phase.msgs)
-		say("phase %s: %lu messages, %lu bytes verified%s%s: %s", name,
-		    g_phase.msgs, g_phase.bytes, extra ? ", " : "",
-		    extra ? extra : "", all ? "FAILED" : "ok");
+		mtest_say("phase %s: %lu messages, %lu bytes verified%s%s: %s",
+			  name, g_phase.msgs, g_phase.bytes,
+			  extra ? ", " : "", extra ? extra : "",
+			  all ? "FAILED" : "ok");
 	else
-		say("phase %s: %s: %s", name, extra ? extra : "nothing run",
-		    all ? "FAILED" : "ok");
+		mtest_say("phase %s: %s: %s", name, extra ? extra : "nothing run",
+			  all ? "FAILED" : "ok");
 	if (all)
-		say("phase %s: %lu problem(s) (%lu on the %s, %lu on the %s)",
-		    name, all, mine, side_name[g_side], peer_total,
-		    side_name[!g_side]);
+		mtest_say("phase %s: %lu problem(s) (%lu on the %s, %lu on the %s)",
+			  name, all, mine, side_name[g_side], peer_total,
+			  side_name[!g_side]);
 	g_total.msgs += g_phase.msgs;
 	g_total.bytes += g_phase.bytes;
 	g_total.errors += all;
@@ -1947,7 +1727,7 @@ static void phase_random(void)
 			ops[nops++] = op;
 	phase_begin();
 	if (!nops) {
-		say("phase random: skipped (no opcode enabled)");
+		mtest_say("phase random: skipped (no opcode enabled)");
 		return;
 	}
 	while (done < opt.iters) {
@@ -2107,7 +1887,6 @@ static void phase_solicited(void)
 	uint64_t s = mix(opt.seed, 0x5011c);
 	static struct batch b;
 	struct conn c;
-	char line[64];
 
 	phase_begin();
 	for (int dir = 0; dir < 2; dir++) {
@@ -2134,18 +1913,13 @@ static void phase_solicited(void)
 			int rc = ibv_req_notify_cq(c.rcq.cq, 1);
 
 			if (rc)
-				die("ibv_req_notify_cq(solicited_only=1): %s",
-				    verr(rc));
+				mtest_die("ibv_req_notify_cq(solicited_only=1): %s",
+					  mtest_verr(rc));
 			responder_prepare(&b);
 			post_recvs(&c, &b);
 			tx("READY %u", b.no);
 			g_doing = "waiting for the requester";
-			expect("DONE", line, sizeof(line));
-			unsigned long peer = 0;
-
-			if (sscanf(line, "%*u %lu", &peer) != 1)
-				die("protocol: bad DONE line");
-			g_phase.errors += peer;
+			g_phase.errors += resp_wait_done();
 			unsigned long before = g_problems;
 			/* the requester's completion means our receive is
 			 * done or about to be; an event must come only for a
@@ -2154,13 +1928,15 @@ static void phase_solicited(void)
 			int pr = poll(&pfd, 1, solicited ? (int)opt.timeout * 1000 : 500);
 
 			if (pr < 0)
-				die("poll on the completion channel: %s", strerror(errno));
+				mtest_die("poll on the completion channel: %s",
+					  strerror(errno));
 			if (pr > 0) {
 				struct ibv_cq *ecq;
 				void *ectx;
 
 				if (ibv_get_cq_event(c.rcq.ch, &ecq, &ectx))
-					die("ibv_get_cq_event: %s", strerror(errno));
+					mtest_die("ibv_get_cq_event: %s",
+						  strerror(errno));
 				ibv_ack_cq_events(ecq, 1);
 				g.events++;
 				if (!solicited)
@@ -2225,281 +2001,366 @@ static bool ecase_ok(int k)
 	       (g.cap[0].atomic && g.cap[1].atomic);
 }
 
-/* One error case, on a fresh QP pair; returns true when as expected. */
-static bool error_case(int k, int dir, uint64_t *s, bool *rejected)
+/*
+ * Where an error case puts things in the main buffers: the requester's
+ * source and sink of the failing request and the sources of the two
+ * follow-up WRs (a WRITE and a SEND, both to be flushed); the responder's
+ * two receives and the follow-up WRITE's target.
+ */
+struct eslots {
+	uint32_t src, dst, fo_write, fo_send;	/* requester */
+	uint32_t rcv, rcv2, fo_target;		/* responder */
+};
+
+static struct eslots error_slots(void)
 {
-	bool req = dir == g_side;
-	struct conn c;
-	char line[256];
-	unsigned long before = g_problems, peer = 0;
-	bool ok = true;
-	uint32_t src_off = slot_base(0) + 64, dst_off = slot_base(1) + 128;
-	uint32_t fo_write = slot_base(2) + 8, fo_send = slot_base(3) + 16;
-	uint32_t rcv_off = slot_base(4), rcv2_off = slot_base(5);
+	return (struct eslots){
+		.src = slot_base(0) + 64, .dst = slot_base(1) + 128,
+		.fo_write = slot_base(2) + 8, .fo_send = slot_base(3) + 16,
+		.rcv = slot_base(4), .rcv2 = slot_base(5),
+		.fo_target = slot_base(6),
+	};
+}
 
-	conn_create(&c, (uint32_t)sm64(s));
-	conn_connect(&c, ecase[k].name);
+/* ---- errors: the responder */
 
-	memcpy(g.buf, g.guard, g.buflen);
-	memcpy(g.img, g.guard, g.buflen);
-	ebuf_reset();
-	g_nreg = 0;
+/*
+ * After the error nothing of ours may have changed: the main buffer (but
+ * the oversized SEND's receive, undefined after the error) and the MRs
+ * of the error buffer.
+ */
+static void eresp_verify_mem(int k, const struct eslots *o)
+{
+	if (k == EC_SEND_LONG)
+		memcpy(g.img + o->rcv, g.buf + o->rcv, 64);
+	/*
+	 * Over a reordering network the follow-up WRITE and SEND may
+	 * have been placed before the failing request was reported
+	 * (MetaRoCE places on arrival, reports errors in PSN order):
+	 * their 100-byte targets may hold either contents.
+	 */
+	if (opt.reorder) {
+		memcpy(g.img + o->fo_target, g.buf + o->fo_target, 100);
+		memcpy(g.img + o->rcv, g.buf + o->rcv, 100);
+		memcpy(g.img + o->rcv2, g.buf + o->rcv2, 100);
+	}
+	verify_mem(g.buf, g.img, g.buflen, NULL,
+		   "responder memory after a remote access violation");
+	verify_mem(g.ebuf, g.eimg, g.eblen, NULL,
+		   "responder's special MRs after a remote access violation");
+}
 
-	if (!req) {
-		/* two receives: the follow-up SEND's (never delivered) and
-		 * the oversized SEND's target in EC_SEND_LONG */
-		struct ibv_sge sg[2] = {
-			{ (uintptr_t)g.buf + rcv_off, k == EC_SEND_LONG ? 64 : 4096,
-			  lkey_of(rcv_off) },
-			{ (uintptr_t)g.buf + rcv2_off, 4096, lkey_of(rcv2_off) },
-		};
-		struct ibv_recv_wr rw[2] = {
-			{ .wr_id = 0x100, .sg_list = &sg[0], .num_sge = 1, .next = &rw[1] },
-			{ .wr_id = 0x101, .sg_list = &sg[1], .num_sge = 1 },
-		};
-		struct ibv_recv_wr *bad;
+/*
+ * What became of our receives: informational (their statuses into
+ * @seen), but none may have succeeded (the follow-up SEND must not be
+ * delivered), and in EC_SEND_LONG the one too short completes
+ * IBV_WC_LOC_LEN_ERR.  Returns how many completed.
+ */
+static int eresp_receives(int k, struct conn *c, char *seen, size_t size)
+{
+	struct ibv_wc wc[4];
+	int got = cq_wait(&c->rcq, wc, 2, 1.0);
+	const char *name = ecase[k].name;
 
-		int rc = ibv_post_recv(c.qp, rw, &bad);
+	seen[0] = 0;
+	for (int i = 0; i < got; i++) {
+		snprintf(seen + strlen(seen), size - strlen(seen), "%s%s",
+			 i ? ", " : "", wc_status(wc[i].status));
+		if (wc[i].status == IBV_WC_SUCCESS)
+			problem("%s: a receive completed successfully after the error (wr_id %#" PRIx64 ", byte_len %u)",
+				name, wc[i].wr_id, wc[i].byte_len);
+	}
+	if (k != EC_SEND_LONG)
+		return got;
+	if (!got)
+		problem("%s: the receive that was too short did not complete (want LOC_LEN_ERR)",
+			name);
+	else if (wc[0].status == IBV_WC_LOC_QP_OP_ERR)
+		deviation("%s: the too-short receive completed with %s; IBA/MetaRoCE: %s",
+			  name, wc_status(wc[0].status),
+			  wc_status(IBV_WC_LOC_LEN_ERR));
+	else if (wc[0].status != IBV_WC_LOC_LEN_ERR)
+		problem("%s: the too-short receive completed with %s, expected %s",
+			name, wc_status(wc[0].status),
+			wc_status(IBV_WC_LOC_LEN_ERR));
+	return got;
+}
 
-		if (rc)
-			die("ibv_post_recv: %s", verr(rc));
-		tx("READY 0");
-		g_doing = "waiting for the requester (errors)";
-		expect("DONE", line, sizeof(line));
-		if (sscanf(line, "%*u %lu", &peer) != 1)
-			die("protocol: bad DONE line");
+/* The responder's half of error case @k; returns the requester's problems */
+static unsigned long error_responder(int k, struct conn *c,
+				     const struct eslots *o)
+{
+	unsigned long before = g_problems, peer;
+	char seen[256];
+	int rc, got;
 
-		/* nothing of ours may have changed (the oversized SEND's
-		 * receive buffer is undefined after the error) */
-		if (k == EC_SEND_LONG)
-			memcpy(g.img + rcv_off, g.buf + rcv_off, 64);
-		/*
-		 * Over a reordering network the follow-up WRITE and SEND may
-		 * have been placed before the failing request was reported
-		 * (MetaRoCE places on arrival, reports errors in PSN order):
-		 * their 100-byte targets may hold either contents.
-		 */
-		if (opt.reorder) {
-			memcpy(g.img + slot_base(6), g.buf + slot_base(6), 100);
-			memcpy(g.img + rcv_off, g.buf + rcv_off, 100);
-			memcpy(g.img + rcv2_off, g.buf + rcv2_off, 100);
-		}
-		verify_mem(g.buf, g.img, g.buflen, NULL,
-			   "responder memory after a remote access violation");
-		verify_mem(g.ebuf, g.eimg, g.eblen, NULL,
-			   "responder's special MRs after a remote access violation");
-		/* what became of our receives: informational, but none may
-		 * have succeeded (the follow-up SEND must not be delivered) */
-		struct ibv_wc wc[4];
-		int got = cq_wait(&c.rcq, wc, 2, 1.0);
-		char seen[256] = "";
+	/*
+	 * two receives: the follow-up SEND's (never delivered) and the
+	 * oversized SEND's target in EC_SEND_LONG
+	 */
+	rc = mtest_post_recv(c->qp, 0x100, g.buf + o->rcv,
+			     k == EC_SEND_LONG ? 64 : 4096, lkey_of(o->rcv));
+	if (!rc)
+		rc = mtest_post_recv(c->qp, 0x101, g.buf + o->rcv2, 4096,
+				     lkey_of(o->rcv2));
+	if (rc)
+		mtest_die("ibv_post_recv: %s", mtest_verr(rc));
+	tx("READY 0");
+	g_doing = "waiting for the requester (errors)";
+	peer = resp_wait_done();
+	eresp_verify_mem(k, o);
+	got = eresp_receives(k, c, seen, sizeof(seen));
+	vsay(1, "%s: responder QP %s, receives: %s", ecase[k].name,
+	     mtest_qp_state_name(mtest_qp_state(c->qp)),
+	     got ? seen : "none completed");
+	tx("VERDICT 0 %lu", g_problems - before);
+	return peer;
+}
 
-		for (int i = 0; i < got; i++) {
-			char one[64];
+/* ---- errors: the requester */
 
-			snprintf(one, sizeof(one), "%s%s", i ? ", " : "",
-				 wc_status(wc[i].status));
-			strncat(seen, one, sizeof(seen) - strlen(seen) - 1);
-			if (wc[i].status == IBV_WC_SUCCESS)
-				problem("%s: a receive completed successfully after the error (wr_id %#" PRIx64 ", byte_len %u)",
-					ecase[k].name, wc[i].wr_id, wc[i].byte_len);
-		}
-		if (k == EC_SEND_LONG) {
-			if (!got)
-				problem("%s: the receive that was too short did not complete (want LOC_LEN_ERR)",
-					ecase[k].name);
-			else if (wc[0].status == IBV_WC_LOC_QP_OP_ERR)
-				deviation("%s: the too-short receive completed with %s; IBA/MetaRoCE: %s",
-					  ecase[k].name, wc_status(wc[0].status),
-					  wc_status(IBV_WC_LOC_LEN_ERR));
-			else if (wc[0].status != IBV_WC_LOC_LEN_ERR)
-				problem("%s: the too-short receive completed with %s, expected %s",
-					ecase[k].name, wc_status(wc[0].status),
-					wc_status(IBV_WC_LOC_LEN_ERR));
-		}
-		vsay(1, "%s: responder QP %s, receives: %s", ecase[k].name,
-		     qp_state_name(qp_state(c.qp)), got ? seen : "none completed");
-		tx("VERDICT 0 %lu", g_problems - before);
+/* Sources hold data, sinks the guard: what must stay as it is */
+static void ereq_fill(int k, const struct eslots *o)
+{
+	const uint32_t off[3] = { o->src, o->fo_write, o->fo_send };
+
+	for (int i = 0; i < 3; i++) {
+		gen_data(g.buf + off[i], 4096,
+			 0xe0000000u + 0x1000000u * (uint32_t)i + (uint32_t)k);
+		memcpy(g.img + off[i], g.buf + off[i], 4096);
+	}
+}
+
+/* The failing request of case @k: where it goes, and how long it is */
+static void ereq_target(int k, const struct eslots *o, uint64_t *raddr,
+			uint32_t *rkey, uint32_t *len)
+{
+	*raddr = 0;
+	*rkey = 0;
+	*len = 64;
+	switch (k) {
+	case EC_WRITE_RKEY:
+		*raddr = g.r_buf + o->dst;
+		*rkey = rkey_of(o->dst) ^ 0x5a5a5a00;
+		break;
+	case EC_WRITE_PAST:
+	case EC_READ_PAST:
+		*raddr = g.r_ebuf + EB_SMALL + PAGE - 32;
+		*rkey = g.r_small;
+		break;
+	case EC_READ_NOREAD:
+		*raddr = g.r_ebuf + EB_NOREAD + 256;
+		*rkey = g.r_noread;
+		break;
+	case EC_WRITE_RO:
+		*raddr = g.r_ebuf + EB_RO + 256;
+		*rkey = g.r_ro;
+		break;
+	case EC_ATOMIC_NOATOMIC:
+		*raddr = g.r_ebuf + EB_NOATOMIC + 256;
+		*rkey = g.r_noatomic;
+		*len = 8;
+		break;
+	case EC_ATOMIC_MISALIGNED:
+		*raddr = g.r_buf + o->dst + 4;
+		*rkey = rkey_of(o->dst);
+		*len = 8;
+		break;
+	case EC_SEND_LONG:
+		*len = 256;
+		break;
+	}
+}
+
+/*
+ * The WR list of case @k: the failing request (wr_id 1), then a valid
+ * WRITE (2) and SEND (3) that must be flushed
+ */
+static void ereq_build(int k, const struct eslots *o, struct ibv_send_wr *wr,
+		       struct ibv_sge *sg)
+{
+	int op = ecase[k].op;
+	uint32_t rkey, len, loc;
+	uint64_t raddr;
+
+	ereq_target(k, o, &raddr, &rkey, &len);
+	memset(wr, 0, 3 * sizeof(*wr));
+	loc = op == OP_WRITE || op == OP_SEND ? o->src : o->dst;
+	sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + loc, len, lkey_of(loc) };
+	wr[0].wr_id = 1;
+	wr[0].opcode = wr_opcode(op);
+	wr[0].sg_list = &sg[0];
+	wr[0].num_sge = 1;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].next = &wr[1];
+	if (op == OP_CAS || op == OP_FAA) {
+		wr[0].wr.atomic.remote_addr = raddr;
+		wr[0].wr.atomic.rkey = rkey;
+		wr[0].wr.atomic.compare_add = 1;
+		wr[0].wr.atomic.swap = 2;
 	} else {
-		struct ibv_sge sg[4];
-		struct ibv_send_wr wr[4], *bad;
-		struct ibv_wc wc[4];
-		uint64_t raddr = 0;
-		uint32_t rkey = 0, len = 64;
+		wr[0].wr.rdma.remote_addr = raddr;
+		wr[0].wr.rdma.rkey = rkey;
+	}
+	sg[1] = (struct ibv_sge){ (uintptr_t)g.buf + o->fo_write, 100,
+				  lkey_of(o->fo_write) };
+	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sg[1],
+		.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED, .next = &wr[2] };
+	wr[1].wr.rdma.remote_addr = g.r_buf + o->fo_target;
+	wr[1].wr.rdma.rkey = rkey_of(o->fo_target);
+	sg[2] = (struct ibv_sge){ (uintptr_t)g.buf + o->fo_send, 100,
+				  lkey_of(o->fo_send) };
+	wr[2] = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sg[2],
+		.num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED };
+}
 
-		/* sources: data; sinks: guard */
-		gen_data(g.buf + src_off, 4096, 0xe0000000u + (uint32_t)k);
-		memcpy(g.img + src_off, g.buf + src_off, 4096);
-		gen_data(g.buf + fo_write, 4096, 0xe1000000u + (uint32_t)k);
-		memcpy(g.img + fo_write, g.buf + fo_write, 4096);
-		gen_data(g.buf + fo_send, 4096, 0xe2000000u + (uint32_t)k);
-		memcpy(g.img + fo_send, g.buf + fo_send, 4096);
+/*
+ * The completions of the WR list: the failing request's with the status
+ * of case @k (or its tolerated deviation), then both follow-ups flushed.
+ * Returns true when so.
+ */
+static bool ereq_completions(int k, struct conn *c)
+{
+	struct ibv_wc wc[4];
+	bool ok = true;
+	int got;
 
-		switch (k) {
-		case EC_WRITE_RKEY:
-			raddr = g.r_buf + dst_off;
-			rkey = rkey_of(dst_off) ^ 0x5a5a5a00;
-			break;
-		case EC_WRITE_PAST:
-		case EC_READ_PAST:
-			raddr = g.r_ebuf + EB_SMALL + PAGE - 32;
-			rkey = g.r_small;
-			break;
-		case EC_READ_NOREAD:
-			raddr = g.r_ebuf + EB_NOREAD + 256;
-			rkey = g.r_noread;
-			break;
-		case EC_WRITE_RO:
-			raddr = g.r_ebuf + EB_RO + 256;
-			rkey = g.r_ro;
-			break;
-		case EC_ATOMIC_NOATOMIC:
-			raddr = g.r_ebuf + EB_NOATOMIC + 256;
-			rkey = g.r_noatomic;
-			len = 8;
-			break;
-		case EC_ATOMIC_MISALIGNED:
-			raddr = g.r_buf + dst_off + 4;
-			rkey = rkey_of(dst_off);
-			len = 8;
-			break;
-		case EC_SEND_LONG:
-			len = 256;
-			break;
-		}
-		memset(wr, 0, sizeof(wr));
-		sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + dst_off, len,
-					  lkey_of(dst_off) };
-		if (ecase[k].op == OP_WRITE || ecase[k].op == OP_SEND)
-			sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + src_off,
-						  len, lkey_of(src_off) };
-		wr[0].wr_id = 1;
-		wr[0].opcode = wr_opcode(ecase[k].op);
-		wr[0].sg_list = &sg[0];
-		wr[0].num_sge = 1;
-		wr[0].send_flags = IBV_SEND_SIGNALED;
-		if (ecase[k].op == OP_CAS || ecase[k].op == OP_FAA) {
-			wr[0].wr.atomic.remote_addr = raddr;
-			wr[0].wr.atomic.rkey = rkey;
-			wr[0].wr.atomic.compare_add = 1;
-			wr[0].wr.atomic.swap = 2;
-		} else {
-			wr[0].wr.rdma.remote_addr = raddr;
-			wr[0].wr.rdma.rkey = rkey;
-		}
-		/* follow-ups: valid WRITE and SEND; must be flushed */
-		sg[1] = (struct ibv_sge){ (uintptr_t)g.buf + fo_write, 100,
-					  lkey_of(fo_write) };
-		wr[1] = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sg[1],
-			.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-			.send_flags = IBV_SEND_SIGNALED, .next = &wr[2] };
-		wr[1].wr.rdma.remote_addr = g.r_buf + slot_base(6);
-		wr[1].wr.rdma.rkey = rkey_of(slot_base(6));
-		sg[2] = (struct ibv_sge){ (uintptr_t)g.buf + fo_send, 100,
-					  lkey_of(fo_send) };
-		wr[2] = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sg[2],
-			.num_sge = 1, .opcode = IBV_WR_SEND,
-			.send_flags = IBV_SEND_SIGNALED };
-		wr[0].next = &wr[1];
-
-		g_doing = "waiting for the responder (errors)";
-		expect("READY", NULL, 0);
-		int rc = ibv_post_send(c.qp, wr, &bad);
-
-		if (rc) {
-			const char *e = verr(rc);
-
-			if (bad != &wr[0] || k != EC_ATOMIC_MISALIGNED)
-				die("%s: ibv_post_send: %s", ecase[k].name, e);
-			/* a provider may refuse it locally (rxe does):
-			 * nothing reaches the wire, the QP stays usable */
-			deviation("%s: the provider refuses it in ibv_post_send (%s): nothing sent, no completion (IBA/MetaRoCE C11: responder NAKs, %s)",
-				  ecase[k].name, e, wc_status(ecase[k].want));
-			*rejected = true;
-			tx("DONE 0 %lu", g_problems - before);
-			expect("VERDICT", line, sizeof(line));
-			if (sscanf(line, "%*u %lu", &peer) != 1)
-				die("protocol: bad VERDICT line");
-			goto out;
-		}
-		g_doing = "waiting for the error completion";
-		int got = cq_wait(&c.scq, wc, 3, opt.timeout);
-
-		if (got < 1) {
-			problem("%s: no completion within %u s (expected %s)",
-				ecase[k].name, opt.timeout, wc_status(ecase[k].want));
-			ok = false;
-		} else if (wc[0].wr_id == 1 && wc[0].status != ecase[k].want &&
-			   ecase[k].alt && wc[0].status == ecase[k].alt) {
-			deviation("%s (%s): the requester completed with %s; IBA/MetaRoCE: %s",
-				  ecase[k].name, ecase[k].why,
-				  wc_status(wc[0].status), wc_status(ecase[k].want));
-		} else if (wc[0].wr_id != 1 || wc[0].status != ecase[k].want) {
-			problem("%s (%s): first completion wr_id %" PRIu64 " status %s (%d), expected wr_id 1 status %s",
-				ecase[k].name, ecase[k].why, wc[0].wr_id,
-				wc_status(wc[0].status), wc[0].status,
-				wc_status(ecase[k].want));
-			ok = false;
-		}
-		for (int i = 1; i < got; i++)
-			if (wc[i].wr_id != (uint64_t)i + 1 ||
-			    wc[i].status != IBV_WC_WR_FLUSH_ERR) {
-				problem("%s: follow-up WR: wr_id %" PRIu64 " status %s, expected wr_id %d %s",
-					ecase[k].name, wc[i].wr_id,
-					wc_status(wc[i].status), i + 1,
-					wc_status(IBV_WC_WR_FLUSH_ERR));
-				ok = false;
-			}
-		if (got >= 1 && got < 3) {
-			problem("%s: %d of 2 follow-up WRs completed (want both %s)",
-				ecase[k].name, got - 1, wc_status(IBV_WC_WR_FLUSH_ERR));
-			ok = false;
-		}
-		enum ibv_qp_state st = qp_state(c.qp);
-
-		if (st != IBV_QPS_ERR) {
-			problem("%s: requester QP in state %s after the error, expected ERR",
-				ecase[k].name, qp_state_name(st));
-			ok = false;
-		}
-		/* a WR posted to the QP in ERR is flushed too */
-		wr[1].next = NULL;
-		wr[1].wr_id = 4;
-		if ((rc = ibv_post_send(c.qp, &wr[1], &bad))) {
-			say("note: %s: ibv_post_send on a QP in ERR returned %s",
-			    ecase[k].name, verr(rc));
-		} else if (cq_wait(&c.scq, wc, 1, opt.timeout) != 1) {
-			problem("%s: a WR posted after the error did not complete within %u s",
-				ecase[k].name, opt.timeout);
-			ok = false;
-		} else if (wc[0].wr_id != 4 || wc[0].status != IBV_WC_WR_FLUSH_ERR) {
-			problem("%s: a WR posted after the error completed with wr_id %" PRIu64 " status %s, expected %s",
-				ecase[k].name, wc[0].wr_id, wc_status(wc[0].status),
+	g_doing = "waiting for the error completion";
+	got = cq_wait(&c->scq, wc, 3, opt.timeout);
+	if (got < 1) {
+		problem("%s: no completion within %u s (expected %s)",
+			ecase[k].name, opt.timeout, wc_status(ecase[k].want));
+		ok = false;
+	} else if (wc[0].wr_id == 1 && wc[0].status != ecase[k].want &&
+		   ecase[k].alt && wc[0].status == ecase[k].alt) {
+		deviation("%s (%s): the requester completed with %s; IBA/MetaRoCE: %s",
+			  ecase[k].name, ecase[k].why,
+			  wc_status(wc[0].status), wc_status(ecase[k].want));
+	} else if (wc[0].wr_id != 1 || wc[0].status != ecase[k].want) {
+		problem("%s (%s): first completion wr_id %" PRIu64 " status %s (%d), expected wr_id 1 status %s",
+			ecase[k].name, ecase[k].why, wc[0].wr_id,
+			wc_status(wc[0].status), wc[0].status,
+			wc_status(ecase[k].want));
+		ok = false;
+	}
+	for (int i = 1; i < got; i++)
+		if (wc[i].wr_id != (uint64_t)i + 1 ||
+		    wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+			problem("%s: follow-up WR: wr_id %" PRIu64 " status %s, expected wr_id %d %s",
+				ecase[k].name, wc[i].wr_id,
+				wc_status(wc[i].status), i + 1,
 				wc_status(IBV_WC_WR_FLUSH_ERR));
 			ok = false;
 		}
-		cq_check_empty(&c.scq, "requester");
-		if (!verify_mem(g.buf, g.img, g.buflen, NULL,
-				"requester memory after the error"))
-			ok = false;
-		tx("DONE 0 %lu", g_problems - before);
-		expect("VERDICT", line, sizeof(line));
-		if (sscanf(line, "%*u %lu", &peer) != 1)
-			die("protocol: bad VERDICT line");
-		if (ok)
-			vsay(1, "%s: %s -> %s, follow-ups flushed, QP ERR",
-			     ecase[k].name, ecase[k].why,
-			     wc_status(ecase[k].want));
+	if (got >= 1 && got < 3) {
+		problem("%s: %d of 2 follow-up WRs completed (want both %s)",
+			ecase[k].name, got - 1, wc_status(IBV_WC_WR_FLUSH_ERR));
+		ok = false;
 	}
-out:
+	return ok;
+}
+
+/*
+ * After the error: the QP in ERR, and a WR posted to it then (a copy of
+ * the follow-up WRITE, wr_id 4) flushed too.  Returns true when so.
+ */
+static bool ereq_after(int k, struct conn *c, const struct eslots *o)
+{
+	int st = mtest_qp_state(c->qp), rc;
+	struct ibv_wc wc;
+	bool ok = true;
+
+	if (st != IBV_QPS_ERR) {
+		problem("%s: requester QP in state %s after the error, expected ERR",
+			ecase[k].name, mtest_qp_state_name(st));
+		ok = false;
+	}
+	rc = mtest_post_send(c->qp, 4, IBV_WR_RDMA_WRITE, g.buf + o->fo_write,
+			     100, lkey_of(o->fo_write), g.r_buf + o->fo_target,
+			     rkey_of(o->fo_target), 0);
+	if (rc) {
+		mtest_say("note: %s: ibv_post_send on a QP in ERR returned %s",
+			  ecase[k].name, mtest_verr(rc));
+	} else if (cq_wait(&c->scq, &wc, 1, opt.timeout) != 1) {
+		problem("%s: a WR posted after the error did not complete within %u s",
+			ecase[k].name, opt.timeout);
+		ok = false;
+	} else if (wc.wr_id != 4 || wc.status != IBV_WC_WR_FLUSH_ERR) {
+		problem("%s: a WR posted after the error completed with wr_id %" PRIu64 " status %s, expected %s",
+			ecase[k].name, wc.wr_id, wc_status(wc.status),
+			wc_status(IBV_WC_WR_FLUSH_ERR));
+		ok = false;
+	}
+	return ok;
+}
+
+/* The requester's half of error case @k; returns the responder's problems */
+static unsigned long error_requester(int k, struct conn *c,
+				     const struct eslots *o, bool *rejected)
+{
+	unsigned long before = g_problems, peer;
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge sg[3];
+	bool ok;
+	int rc;
+
+	ereq_fill(k, o);
+	ereq_build(k, o, wr, sg);
+	g_doing = "waiting for the responder (errors)";
+	expect("READY", NULL, 0);
+	rc = ibv_post_send(c->qp, wr, &bad);
+	if (rc) {
+		if (bad != &wr[0] || k != EC_ATOMIC_MISALIGNED)
+			mtest_die("%s: ibv_post_send: %s", ecase[k].name,
+				  mtest_verr(rc));
+		/*
+		 * a provider may refuse it locally (rxe does): nothing
+		 * reaches the wire, the QP stays usable
+		 */
+		deviation("%s: the provider refuses it in ibv_post_send (%s): nothing sent, no completion (IBA/MetaRoCE C11: responder NAKs, %s)",
+			  ecase[k].name, mtest_verr(rc),
+			  wc_status(ecase[k].want));
+		*rejected = true;
+		return req_verdict(0, before);
+	}
+	ok = ereq_completions(k, c);
+	ok = ereq_after(k, c, o) && ok;
+	cq_check_empty(&c->scq, "requester");
+	if (!verify_mem(g.buf, g.img, g.buflen, NULL,
+			"requester memory after the error"))
+		ok = false;
+	peer = req_verdict(0, before);
+	if (ok)
+		vsay(1, "%s: %s -> %s, follow-ups flushed, QP ERR",
+		     ecase[k].name, ecase[k].why, wc_status(ecase[k].want));
+	return peer;
+}
+
+/* One error case, on a fresh QP pair; returns true when as expected. */
+static bool error_case(int k, int dir, uint64_t *s, bool *rejected)
+{
+	const struct eslots o = error_slots();
+	unsigned long before = g_problems, peer;
+	int pk, pok, prej;
+	struct conn c;
+	char line[256];
+
+	conn_create(&c, (uint32_t)sm64(s));
+	conn_connect(&c, ecase[k].name);
+	buf_reset();
+	ebuf_reset();
+	if (dir == g_side)
+		peer = error_requester(k, &c, &o, rejected);
+	else
+		peer = error_responder(k, &c, &o);
 	g_phase.errors += peer;
 	conn_destroy(&c);
 	tx("CASE %d %d %d", k, g_problems == before && !peer, *rejected);
 	expect("CASE", line, sizeof(line));
-	int pk, pok, prej;
-
 	if (sscanf(line, "%d %d %d", &pk, &pok, &prej) != 3 || pk != k)
-		die("protocol: bad CASE line");
+		mtest_die("protocol: bad CASE line");
 	*rejected = *rejected || prej;
 	return g_problems == before && !peer && pok;
 }
@@ -2526,8 +2387,8 @@ static void phase_errors(void)
 			} else if (ok) {
 				good++;
 			} else {
-				say("phase errors: case %s (%s) failed",
-				    ecase[k].name, dir_str(dir));
+				mtest_say("phase errors: case %s (%s) failed",
+					  ecase[k].name, dir_str(dir));
 			}
 		}
 	g_provoked = good;
@@ -2728,7 +2589,7 @@ static void hello(void)
 	struct caps *me = &g.cap[g_side], *pe = &g.cap[!g_side];
 	int atomic;
 
-	inet_ntop(AF_INET6, g.gid.raw, gs, sizeof(gs));
+	mtest_gid_str(&g.gid, gs, sizeof(gs));
 	tx("HELLO %d %s %d %d %d %d %d %d %d %u %#" PRIx64 " %#x %#x %#" PRIx64
 	   " %#x %#x %#x %#x", PROTO_VERSION, gs, me->mtu, me->send_sge,
 	   me->recv_sge, me->rd_sge, me->inl, me->atomic, me->rd_atom,
@@ -2743,8 +2604,8 @@ static void hello(void)
 		   &pe->recv_sge, &pe->rd_sge, &pe->inl, &atomic, &pe->rd_atom,
 		   &pe->max_msg, &g.r_buf, &g.r_rkey[0], &g.r_rkey[1], &g.r_ebuf,
 		   &g.r_small, &g.r_noread, &g.r_noatomic, &g.r_ro) != 18 ||
-	    ver != PROTO_VERSION || inet_pton(AF_INET6, gs, g.rgid.raw) != 1)
-		die("protocol: bad HELLO from the peer: \"%s\"", line);
+	    ver != PROTO_VERSION || mtest_gid_parse(gs, &g.rgid))
+		mtest_die("protocol: bad HELLO from the peer: \"%s\"", line);
 	pe->atomic = atomic;
 	if (pe->send_sge > MAX_SGE)
 		pe->send_sge = MAX_SGE;
@@ -2775,12 +2636,12 @@ static void params(void)
 	expect("PARAMS", line, sizeof(line));
 	if (sscanf(line, "%" SCNu64 " %u %u %x %d %u %d", &seed, &iters, &max,
 		   &ops, &ev, &tmo, &strict) != 7)
-		die("protocol: bad PARAMS line \"%s\"", line);
+		mtest_die("protocol: bad PARAMS line \"%s\"", line);
 #define ADOPT(field, set, val, name)						\
 	do {									\
 		if (opt.set && opt.field != (val))				\
-			die("the client's " name " differs from the server's"	\
-			    " (give it to the client only)");			\
+			mtest_die("the client's " name " differs from the server's"	\
+				  " (give it to the client only)");			\
 		opt.field = (val);						\
 	} while (0)
 	ADOPT(seed, set_seed, seed, "--seed");
@@ -2793,13 +2654,36 @@ static void params(void)
 #undef ADOPT
 }
 
+/* The run's setup, as both sides agreed on it */
+static void say_setup(void)
+{
+	const struct caps *cc = &g.cap[SIDE_CLIENT], *sc = &g.cap[SIDE_SERVER];
+	char gs[64], rgs[64];
+
+	mtest_say("%s %s port %d GID[%d] %s <-> %s",
+		  side_name[g_side], opt.dev, opt.ib_port, opt.gidx,
+		  mtest_gid_str(&g.gid, gs, sizeof(gs)),
+		  mtest_gid_str(&g.rgid, rgs, sizeof(rgs)));
+	mtest_say("path MTU %d, SGEs send/recv/read client %d/%d/%d server %d/%d/%d, inline client %d server %d, atomics %s",
+		  g.mtu_bytes, cc->send_sge, cc->recv_sge, cc->rd_sge,
+		  sc->send_sge, sc->recv_sge, sc->rd_sge, cc->inl, sc->inl,
+		  cc->atomic && sc->atomic ? "yes" :
+		  "no (atomic_cap NONE: skipped)");
+	mtest_say("seed %" PRIu64 ", %u random messages, max size %u, %s, timeout %u s",
+		  opt.seed, opt.iters, opt.max_size,
+		  opt.events ? "CQ events (--events)" : "busy polling",
+		  opt.timeout);
+}
+
 int main(int argc, char **argv)
 {
-	char gs[64], rgs[64], line[64];
-	double t0 = now_s();
+	char line[64];
+	double t0 = mtest_now();
 	bool ok;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	mtest_init(ME, 0);
+	mtest_set_die_hook(die_report);
 	parse_args(argc, argv);
 	g_side = opt.server ? SIDE_SERVER : SIDE_CLIENT;
 	g_watchdog_s = 3 * opt.timeout + 30;
@@ -2813,9 +2697,9 @@ int main(int argc, char **argv)
 	g_watchdog_s = 3 * opt.timeout + 30;
 	watchdog_kick();
 	if (opt.max_size > g.cap[g_side].max_msg && g.cap[g_side].max_msg) {
-		say("note: --max-size %u above %s's max_msg_sz %u: using %u",
-		    opt.max_size, opt.dev, g.cap[g_side].max_msg,
-		    g.cap[g_side].max_msg);
+		mtest_say("note: --max-size %u above %s's max_msg_sz %u: using %u",
+			  opt.max_size, opt.dev, g.cap[g_side].max_msg,
+			  g.cap[g_side].max_msg);
 		opt.max_size = g.cap[g_side].max_msg;
 	}
 	buffers_setup();
@@ -2825,21 +2709,10 @@ int main(int argc, char **argv)
 	tx("SIZE %u", opt.max_size);
 	expect("SIZE", line, sizeof(line));
 	if ((uint32_t)strtoul(line, NULL, 10) != opt.max_size)
-		die("the two devices' max_msg_sz differ: use --max-size %s",
-		    line);
+		mtest_die("the two devices' max_msg_sz differ: use --max-size %s",
+			  line);
 
-	const struct caps *cc = &g.cap[SIDE_CLIENT], *sc = &g.cap[SIDE_SERVER];
-
-	say("%s %s port %d GID[%d] %s <-> %s",
-	    side_name[g_side], opt.dev, opt.ib_port, opt.gidx,
-	    gid_str(&g.gid, gs, sizeof(gs)), gid_str(&g.rgid, rgs, sizeof(rgs)));
-	say("path MTU %d, SGEs send/recv/read client %d/%d/%d server %d/%d/%d, inline client %d server %d, atomics %s",
-	    g.mtu_bytes, cc->send_sge, cc->recv_sge, cc->rd_sge, sc->send_sge,
-	    sc->recv_sge, sc->rd_sge, cc->inl, sc->inl,
-	    cc->atomic && sc->atomic ? "yes" : "no (atomic_cap NONE: skipped)");
-	say("seed %" PRIu64 ", %u random messages, max size %u, %s, timeout %u s",
-	    opt.seed, opt.iters, opt.max_size,
-	    opt.events ? "CQ events (--events)" : "busy polling", opt.timeout);
+	say_setup();
 
 	conn_connect(&g.main, "main QP pair");
 
@@ -2852,7 +2725,7 @@ int main(int argc, char **argv)
 	if (op_ok(OP_CAS) || op_ok(OP_FAA))
 		phase_atomic();
 	else if (opt.ops & (F_CAS | F_FAA))
-		say("phase atomic: skipped (atomic_cap is IBV_ATOMIC_NONE)");
+		mtest_say("phase atomic: skipped (atomic_cap is IBV_ATOMIC_NONE)");
 	conn_destroy(&g.main);
 	if ((opt.ops & F_SOLICITED) && op_ok(OP_SEND) && op_ok(OP_SEND_IMM) &&
 	    op_ok(OP_WRITE_IMM))
@@ -2864,20 +2737,20 @@ int main(int argc, char **argv)
 	expect("BYE", line, sizeof(line));
 	unsigned long pdev = strtoul(line, NULL, 10);
 
-	close(g_sock);
-	g_sock = -1;
+	close(g_ctl.fd);
+	g_ctl.fd = -1;
 	if (g_deviations + pdev)
-		say("%lu deviation(s) from IBA/MetaRoCE tolerated (DEVIATION lines; --strict fails them)",
-		    g_deviations + pdev);
+		mtest_say("%lu deviation(s) from IBA/MetaRoCE tolerated (DEVIATION lines; --strict fails them)",
+			  g_deviations + pdev);
 
 	ok = !g_total.errors;
 	if (opt.events)
-		say("%lu CQ events", g.events);
-	say("%lu messages, %lu bytes verified, %lu errors provoked as expected (%.1f s)",
-	    g_total.msgs, g_total.bytes, g_provoked, now_s() - t0);
+		mtest_say("%lu CQ events", g.events);
+	mtest_say("%lu messages, %lu bytes verified, %lu errors provoked as expected (%.1f s)",
+		  g_total.msgs, g_total.bytes, g_provoked, mtest_now() - t0);
 	if (!ok) {
-		say("FAILED: %lu problem(s), see the MISMATCH lines (of both sides)",
-		    g_total.errors);
+		mtest_say("FAILED: %lu problem(s), see the MISMATCH lines (of both sides)",
+			  g_total.errors);
 		return 1;
 	}
 	return 0;

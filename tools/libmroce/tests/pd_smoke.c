@@ -12,37 +12,15 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <infiniband/verbs.h>
+#include "mtest.h"
 
 #define NUM_PDS 100
 #define MAX_GIDS_SHOWN 16
-
-static unsigned int passed, failed;
-
-static bool check(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok  " : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (ok)
-		passed++;
-	else
-		failed++;
-	return ok;
-}
 
 static const char *link_layer_str(uint8_t ll)
 {
@@ -83,20 +61,20 @@ static void test_ports(struct ibv_context *ctx, unsigned int nports)
 
 		memset(&pattr, 0, sizeof(pattr));
 		ret = ibv_query_port(ctx, port, &pattr);
-		if (!check(ret == 0, "ibv_query_port(%u): %s", port,
-			   ret ? strerror(ret) : "ok"))
+		if (!mtest_check(ret == 0, "ibv_query_port(%u): %s", port,
+				 ret ? strerror(ret) : "ok"))
 			continue;
 		printf("       state %s, max_mtu %d, active_mtu %d, ",
 		       ibv_port_state_str(pattr.state), 128 << pattr.max_mtu,
 		       128 << pattr.active_mtu);
 		printf("gid_tbl_len %d, link_layer %s\n", pattr.gid_tbl_len,
 		       link_layer_str(pattr.link_layer));
-		check(pattr.gid_tbl_len > 0, "port %u has a GID table (%d entries)",
-		      port, pattr.gid_tbl_len);
+		mtest_check(pattr.gid_tbl_len > 0, "port %u has a GID table (%d entries)",
+			    port, pattr.gid_tbl_len);
 
 		ret = ibv_query_gid(ctx, port, 0, &gid);
-		if (check(ret == 0, "ibv_query_gid(port %u, index 0): %s", port,
-			  ret ? strerror(errno) : "ok")) {
+		if (mtest_check(ret == 0, "ibv_query_gid(port %u, index 0): %s",
+				port, ret ? strerror(errno) : "ok")) {
 			format_gid(&gid, gidstr, sizeof(gidstr));
 			printf("       gid[0] %s%s\n", gidstr,
 			       gid_is_zero(&gid) ? " (empty)" : "");
@@ -129,16 +107,16 @@ static void test_pds(struct ibv_context *ctx)
 		if (pds[i]->context != ctx)
 			bad_ctx++;
 	}
-	check(allocated == NUM_PDS, "allocated %d/%d PDs%s%s", allocated,
-	      NUM_PDS, err ? ": " : "", err ? strerror(err) : "");
-	check(bad_ctx == 0, "every PD points back to its context (%d wrong)",
-	      bad_ctx);
+	mtest_check(allocated == NUM_PDS, "allocated %d/%d PDs%s%s", allocated,
+		    NUM_PDS, err ? ": " : "", err ? strerror(err) : "");
+	mtest_check(bad_ctx == 0, "every PD points back to its context (%d wrong)",
+		    bad_ctx);
 
 	for (int i = 0; i < allocated; i++)
 		for (int j = i + 1; j < allocated; j++)
 			if (pds[i]->handle == pds[j]->handle)
 				dup++;
-	check(dup == 0, "PD handles are distinct (%d duplicates)", dup);
+	mtest_check(dup == 0, "PD handles are distinct (%d duplicates)", dup);
 
 	err = 0;
 	for (int i = allocated - 1; i >= 0; i--) {
@@ -151,14 +129,14 @@ static void test_pds(struct ibv_context *ctx)
 		}
 		freed++;
 	}
-	check(freed == allocated, "freed %d/%d PDs%s%s", freed, allocated,
-	      err ? ": " : "", err ? strerror(err) : "");
+	mtest_check(freed == allocated, "freed %d/%d PDs%s%s", freed, allocated,
+		    err ? ": " : "", err ? strerror(err) : "");
 
 	/* Allocation still works after everything was released. */
 	pds[0] = ibv_alloc_pd(ctx);
-	if (check(pds[0], "PD allocation after freeing all: %s",
-		  pds[0] ? "ok" : strerror(errno)))
-		check(ibv_dealloc_pd(pds[0]) == 0, "ibv_dealloc_pd of that PD");
+	if (mtest_check(pds[0], "PD allocation after freeing all: %s",
+			pds[0] ? "ok" : strerror(errno)))
+		mtest_check(ibv_dealloc_pd(pds[0]) == 0, "ibv_dealloc_pd of that PD");
 }
 
 int main(int argc, char **argv)
@@ -169,6 +147,7 @@ int main(int argc, char **argv)
 	const char *want = NULL;
 	int num, ret;
 
+	mtest_init("pd_smoke", 0);
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		fprintf(stderr, "usage: %s [DEVICE]\n", argv[0]);
 		return 2;
@@ -177,8 +156,8 @@ int main(int argc, char **argv)
 		want = argv[1];
 
 	list = ibv_get_device_list(&num);
-	if (!check(list, "ibv_get_device_list: %s",
-		   list ? "ok" : strerror(errno)))
+	if (!mtest_check(list, "ibv_get_device_list: %s",
+			 list ? "ok" : strerror(errno)))
 		goto out;
 
 	for (int i = 0; i < num; i++) {
@@ -189,38 +168,38 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (!check(dev, "found device %s among %d device(s)",
-		   want ? want : "mroce*", num))
+	if (!mtest_check(dev, "found device %s among %d device(s)",
+			 want ? want : "mroce*", num))
 		goto out_list;
 
 	ctx = ibv_open_device(dev);
-	if (!check(ctx, "ibv_open_device(%s): %s",
-		   ibv_get_device_name(dev), ctx ? "ok" : strerror(errno)))
+	if (!mtest_check(ctx, "ibv_open_device(%s): %s",
+			 ibv_get_device_name(dev), ctx ? "ok" : strerror(errno)))
 		goto out_list;
 
 	memset(&attr, 0, sizeof(attr));
 	ret = ibv_query_device(ctx, &attr);
-	if (check(ret == 0, "ibv_query_device: %s",
-		  ret ? strerror(ret) : "ok")) {
+	if (mtest_check(ret == 0, "ibv_query_device: %s",
+			ret ? strerror(ret) : "ok")) {
 		printf("       fw_ver %s, node_guid 0x%016" PRIx64
 		       ", max_pd %d, max_qp %d, max_cq %d, max_mr %d, ports %u\n",
 		       attr.fw_ver, (uint64_t)be64toh(attr.node_guid),
 		       attr.max_pd, attr.max_qp, attr.max_cq, attr.max_mr,
 		       attr.phys_port_cnt);
-		if (check(attr.phys_port_cnt >= 1, "device has %u port(s)",
-			  attr.phys_port_cnt))
+		if (mtest_check(attr.phys_port_cnt >= 1, "device has %u port(s)",
+				attr.phys_port_cnt))
 			test_ports(ctx, attr.phys_port_cnt);
 	}
 
 	test_pds(ctx);
 
 	ret = ibv_close_device(ctx);
-	check(ret == 0, "ibv_close_device");
+	mtest_check(ret == 0, "ibv_close_device");
 
 out_list:
 	ibv_free_device_list(list);
 out:
-	printf("pd_smoke: %u passed, %u failed\n", passed, failed);
-	printf("pd_smoke: %s\n", failed ? "FAIL" : "PASS");
-	return failed ? 1 : 0;
+	mtest_summary();
+	printf("pd_smoke: %s\n", mtest_failed ? "FAIL" : "PASS");
+	return mtest_failed ? 1 : 0;
 }

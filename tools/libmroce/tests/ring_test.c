@@ -18,36 +18,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mroce.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-static unsigned int passed, failed;
-
-static bool check(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok  " : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (ok)
-		passed++;
-	else
-		failed++;
-	return ok;
-}
+#include "mtest.h"
 
 /* ------------------------------------------------------------------------
  * Fake objects.
@@ -237,33 +214,33 @@ static void test_ring_check(void)
 	struct mroce_ring_info bad;
 
 	printf("# ring descriptors\n");
-	check(mroce_ring_check(&good, 32, "test") == 0, "valid ring accepted");
+	mtest_check(mroce_ring_check(&good, 32, "test") == 0, "valid ring accepted");
 
 	bad = good;
 	bad.num_slots = 0;
-	check(mroce_ring_check(&bad, 32, "test") == EPROTO, "0 slots refused");
+	mtest_check(mroce_ring_check(&bad, 32, "test") == EPROTO, "0 slots refused");
 	bad = good;
 	bad.num_slots = 48;
-	check(mroce_ring_check(&bad, 32, "test") == EPROTO,
-	      "48 slots (not a power of two) refused");
+	mtest_check(mroce_ring_check(&bad, 32, "test") == EPROTO,
+		    "48 slots (not a power of two) refused");
 	bad = good;
 	bad.stride = 24;
-	check(mroce_ring_check(&bad, 32, "test") == EPROTO,
-	      "stride below minimum refused");
+	mtest_check(mroce_ring_check(&bad, 32, "test") == EPROTO,
+		    "stride below minimum refused");
 	bad = good;
 	bad.stride = 36;
 	bad.mmap_size = 256 + 64 * 36;
-	check(mroce_ring_check(&bad, 32, "test") == EPROTO,
-	      "stride not a multiple of 8 refused");
+	mtest_check(mroce_ring_check(&bad, 32, "test") == EPROTO,
+		    "stride not a multiple of 8 refused");
 	bad = good;
 	bad.mmap_size -= 1;
-	check(mroce_ring_check(&bad, 32, "test") == EPROTO,
-	      "mmap_size one byte short refused");
+	mtest_check(mroce_ring_check(&bad, 32, "test") == EPROTO,
+		    "mmap_size one byte short refused");
 	bad = good;
 	bad.num_slots = 1U << 31;
 	bad.stride = 1U << 31;
-	check(mroce_ring_check(&bad, 32, "test") == EPROTO,
-	      "2^31 slots x 2^31 bytes (no overflow) refused");
+	mtest_check(mroce_ring_check(&bad, 32, "test") == EPROTO,
+		    "2^31 slots x 2^31 bytes (no overflow) refused");
 }
 
 static void test_qp_check_resp(void)
@@ -281,30 +258,30 @@ static void test_qp_check_resp(void)
 	struct ibv_qp_cap c;
 
 	printf("# create_qp response checks\n");
-	check(mroce_qp_check_resp(&cap, &drv, true) == 0,
-	      "consistent SQ/RQ rings accepted");
+	mtest_check(mroce_qp_check_resp(&cap, &drv, true) == 0,
+		    "consistent SQ/RQ rings accepted");
 	d = drv;
 	d.max_inline = 65;
-	check(mroce_qp_check_resp(&cap, &d, true) == EPROTO,
-	      "max_inline larger than the SQ slot refused");
+	mtest_check(mroce_qp_check_resp(&cap, &d, true) == EPROTO,
+		    "max_inline larger than the SQ slot refused");
 	c = cap;
 	c.max_send_sge = 5;
-	check(mroce_qp_check_resp(&c, &drv, true) == EPROTO,
-	      "max_send_sge larger than the SQ slot refused");
+	mtest_check(mroce_qp_check_resp(&c, &drv, true) == EPROTO,
+		    "max_send_sge larger than the SQ slot refused");
 	c = cap;
 	c.max_send_wr = 17;
-	check(mroce_qp_check_resp(&c, &drv, true) == EPROTO,
-	      "max_send_wr above SQ num_slots refused");
+	mtest_check(mroce_qp_check_resp(&c, &drv, true) == EPROTO,
+		    "max_send_wr above SQ num_slots refused");
 	c = cap;
 	c.max_recv_sge = 3;
-	check(mroce_qp_check_resp(&c, &drv, true) == EPROTO,
-	      "max_recv_sge larger than the RQ slot refused");
+	mtest_check(mroce_qp_check_resp(&c, &drv, true) == EPROTO,
+		    "max_recv_sge larger than the RQ slot refused");
 	d = drv;
 	d.rq = (struct mroce_ring_info){};
-	check(mroce_qp_check_resp(&cap, &d, true) == EPROTO,
-	      "missing RQ ring refused for a QP without SRQ");
-	check(mroce_qp_check_resp(&cap, &d, false) == 0,
-	      "missing RQ ring fine when an SRQ is used");
+	mtest_check(mroce_qp_check_resp(&cap, &d, true) == EPROTO,
+		    "missing RQ ring refused for a QP without SRQ");
+	mtest_check(mroce_qp_check_resp(&cap, &d, false) == 0,
+		    "missing RQ ring fine when an SRQ is used");
 }
 
 /* ------------------------------------------------------------------------
@@ -334,7 +311,7 @@ static void test_poll_cq(void)
 	mroce_ring_attach(&cq.ring, fr.mem, fr.size, &fr.info);
 	pthread_spin_init(&cq.lock, PTHREAD_PROCESS_PRIVATE);
 
-	check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == 0, "empty CQ polls 0");
+	mtest_check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == 0, "empty CQ polls 0");
 
 	put_cqe(&fr, base + 0, &(struct mroce_cqe){
 		.wr_id = 0x1111, .status = IBV_WC_SUCCESS,
@@ -358,60 +335,65 @@ static void test_poll_cq(void)
 		.wr_id = 0x5555, .status = IBV_WC_WR_FLUSH_ERR,
 		.opcode = IBV_WC_FETCH_ADD, .qp_num = 0x11 });
 	/* Not published yet: must stay invisible. */
-	check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == 0,
-	      "CQEs are invisible until prod moves");
+	mtest_check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == 0,
+		    "CQEs are invisible until prod moves");
 
 	__atomic_store_n(&hdr->prod, base + 5, __ATOMIC_RELEASE);
 	memset(wc, 0xcc, sizeof(wc));
 	n = mroce_poll_cq(&cq.ibv_cq, 2, wc);
-	check(n == 2, "poll with ne=2 of 5 returns 2 (got %d)", n);
-	check(hdr->cons == base + 2, "cons advanced by 2");
-	check(wc[0].wr_id == 0x1111 && wc[0].status == IBV_WC_SUCCESS &&
-	      wc[0].opcode == IBV_WC_SEND && wc[0].byte_len == 100 &&
-	      wc[0].qp_num == 0x11 && wc[0].wc_flags == 0 &&
-	      wc[0].imm_data == 0 && wc[0].vendor_err == 0 &&
-	      wc[0].src_qp == 0 && wc[0].slid == 0 && wc[0].sl == 0 &&
-	      wc[0].pkey_index == 0 && wc[0].dlid_path_bits == 0,
-	      "SEND completion converted, imm_data ignored without flag");
-	check(wc[1].wr_id == 0x2222 && wc[1].opcode == IBV_WC_RECV &&
-	      wc[1].wc_flags == IBV_WC_WITH_IMM &&
-	      wc[1].imm_data == htonl(0x12345678) &&
-	      wc[1].byte_len == 4096 && wc[1].src_qp == 0x22,
-	      "RECV with immediate: IBV_WC_WITH_IMM, imm_data in network order");
+	mtest_check(n == 2, "poll with ne=2 of 5 returns 2 (got %d)", n);
+	mtest_check(hdr->cons == base + 2, "cons advanced by 2");
+	mtest_check(wc[0].wr_id == 0x1111 && wc[0].status == IBV_WC_SUCCESS &&
+		    wc[0].opcode == IBV_WC_SEND && wc[0].byte_len == 100 &&
+		    wc[0].qp_num == 0x11 && wc[0].wc_flags == 0 &&
+		    wc[0].imm_data == 0 && wc[0].vendor_err == 0 &&
+		    wc[0].src_qp == 0 && wc[0].slid == 0 && wc[0].sl == 0 &&
+		    wc[0].pkey_index == 0 && wc[0].dlid_path_bits == 0,
+		    "SEND completion converted, imm_data ignored without flag");
+	mtest_check(wc[1].wr_id == 0x2222 && wc[1].opcode == IBV_WC_RECV &&
+		    wc[1].wc_flags == IBV_WC_WITH_IMM &&
+		    wc[1].imm_data == htonl(0x12345678) &&
+		    wc[1].byte_len == 4096 && wc[1].src_qp == 0x22,
+		    "RECV with immediate: IBV_WC_WITH_IMM, imm_data in network order");
 
 	memset(wc, 0xcc, sizeof(wc));
 	n = mroce_poll_cq(&cq.ibv_cq, 8, wc);
-	check(n == 3, "next poll returns the remaining 3 across the wrap (got %d)", n);
-	check(hdr->cons == base + 5 && hdr->cons == 3, "cons wrapped to 3");
-	check(wc[0].wr_id == 0x3333 && wc[0].status == IBV_WC_REM_ACCESS_ERR &&
-	      wc[0].opcode == IBV_WC_RDMA_READ && wc[0].vendor_err == 0x77,
-	      "error status and vendor_err passed through");
-	check(wc[1].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
-	      wc[1].imm_data == htonl(7) && wc[1].wc_flags == IBV_WC_WITH_IMM,
-	      "RECV_RDMA_WITH_IMM (129) passed through");
-	check(wc[2].status == IBV_WC_WR_FLUSH_ERR &&
-	      wc[2].opcode == IBV_WC_FETCH_ADD, "flush error, FETCH_ADD");
-	check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == 0, "drained CQ polls 0");
-	check(mroce_poll_cq(&cq.ibv_cq, 0, wc) == 0 &&
-	      mroce_poll_cq(&cq.ibv_cq, -1, wc) == 0, "ne <= 0 polls 0");
+	mtest_check(n == 3, "next poll returns the remaining 3 across the wrap (got %d)",
+		    n);
+	mtest_check(hdr->cons == base + 5 && hdr->cons == 3, "cons wrapped to 3");
+	mtest_check(wc[0].wr_id == 0x3333 &&
+		    wc[0].status == IBV_WC_REM_ACCESS_ERR &&
+		    wc[0].opcode == IBV_WC_RDMA_READ &&
+		    wc[0].vendor_err == 0x77,
+		    "error status and vendor_err passed through");
+	mtest_check(wc[1].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		    wc[1].imm_data == htonl(7) &&
+		    wc[1].wc_flags == IBV_WC_WITH_IMM,
+		    "RECV_RDMA_WITH_IMM (129) passed through");
+	mtest_check(wc[2].status == IBV_WC_WR_FLUSH_ERR &&
+		    wc[2].opcode == IBV_WC_FETCH_ADD, "flush error, FETCH_ADD");
+	mtest_check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == 0, "drained CQ polls 0");
+	mtest_check(mroce_poll_cq(&cq.ibv_cq, 0, wc) == 0 &&
+		    mroce_poll_cq(&cq.ibv_cq, -1, wc) == 0, "ne <= 0 polls 0");
 
 	/* A full ring is fine ... */
 	for (uint32_t i = 0; i < CQ_SLOTS; i++)
 		put_cqe(&fr, 3 + i, &(struct mroce_cqe){ .wr_id = 100 + i });
 	hdr->prod = 3 + CQ_SLOTS;
 	n = mroce_poll_cq(&cq.ibv_cq, 8, wc);
-	check(n == CQ_SLOTS && wc[0].wr_id == 100 && wc[7].wr_id == 107,
-	      "a full ring (prod - cons == num_slots) is consumed whole");
+	mtest_check(n == CQ_SLOTS && wc[0].wr_id == 100 && wc[7].wr_id == 107,
+		    "a full ring (prod - cons == num_slots) is consumed whole");
 	/* ... one more is a corrupt ring. */
 	hdr->prod = hdr->cons + CQ_SLOTS + 1;
 	n = mroce_poll_cq(&cq.ibv_cq, 8, wc);
-	check(n == -EIO && hdr->cons == 3 + CQ_SLOTS,
-	      "prod - cons > num_slots: -EIO, nothing consumed (got %d)", n);
+	mtest_check(n == -EIO && hdr->cons == 3 + CQ_SLOTS,
+		    "prod - cons > num_slots: -EIO, nothing consumed (got %d)",
+		    n);
 
 	/* A CQ left without ring by a failed resize. */
 	cq.ring = (struct mroce_ring){};
-	check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == -EIO,
-	      "CQ without a ring polls -EIO");
+	mtest_check(mroce_poll_cq(&cq.ibv_cq, 8, wc) == -EIO,
+		    "CQ without a ring polls -EIO");
 
 	pthread_spin_destroy(&cq.lock);
 	free(fr.mem);
@@ -463,18 +445,20 @@ static void test_post_send_encoding(void)
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 0);
 	s = sq_sges(f, 0);
-	check(ret == 0 && !bad && hdr->prod == 1,
-	      "SEND posted, prod 1, *bad_wr NULL");
-	check(w->wr_id == 0xabcdef0123456789ULL && w->opcode == IBV_WR_SEND &&
-	      w->opcode == IB_UVERBS_WR_SEND && w->num_sge == 2 &&
-	      w->flags == MROCE_WQE_SIGNALED && w->imm_data == 0 &&
-	      w->inline_len == 0 && wqe_reserved_zero(w) &&
-	      bytes_are(&w->wr, sizeof(w->wr), 0),
-	      "SEND header: opcode 2, 2 SGEs, SIGNALED, everything else zero");
-	check(s[0].addr == 0x1000 && s[0].length == 100 && s[0].lkey == 0xa1 &&
-	      s[1].addr == 0x2000 && s[1].length == 200 && s[1].lkey == 0xa2,
-	      "SEND SGEs follow the 64-byte header");
-	check(syscalls(f) == 0, "no NEED_KICK: no system call");
+	mtest_check(ret == 0 && !bad && hdr->prod == 1,
+		    "SEND posted, prod 1, *bad_wr NULL");
+	mtest_check(w->wr_id == 0xabcdef0123456789ULL &&
+		    w->opcode == IBV_WR_SEND &&
+		    w->opcode == IB_UVERBS_WR_SEND && w->num_sge == 2 &&
+		    w->flags == MROCE_WQE_SIGNALED && w->imm_data == 0 &&
+		    w->inline_len == 0 && wqe_reserved_zero(w) &&
+		    bytes_are(&w->wr, sizeof(w->wr), 0),
+		    "SEND header: opcode 2, 2 SGEs, SIGNALED, everything else zero");
+	mtest_check(s[0].addr == 0x1000 && s[0].length == 100 &&
+		    s[0].lkey == 0xa1 && s[1].addr == 0x2000 &&
+		    s[1].length == 200 && s[1].lkey == 0xa2,
+		    "SEND SGEs follow the 64-byte header");
+	mtest_check(syscalls(f) == 0, "no NEED_KICK: no system call");
 
 	wr = (struct ibv_send_wr){
 		.wr_id = 2, .sg_list = sg, .num_sge = 1,
@@ -483,11 +467,11 @@ static void test_post_send_encoding(void)
 	};
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 1);
-	check(ret == 0 && w->opcode == IB_UVERBS_WR_SEND_WITH_IMM &&
-	      w->imm_data == htonl(0xcafe) &&
-	      w->flags == (MROCE_WQE_SOLICITED | MROCE_WQE_FENCE) &&
-	      wqe_reserved_zero(w) && bytes_are(&w->wr, sizeof(w->wr), 0),
-	      "SEND_WITH_IMM: imm as given, SOLICITED|FENCE, unsignaled");
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_SEND_WITH_IMM &&
+		    w->imm_data == htonl(0xcafe) &&
+		    w->flags == (MROCE_WQE_SOLICITED | MROCE_WQE_FENCE) &&
+		    wqe_reserved_zero(w) && bytes_are(&w->wr, sizeof(w->wr), 0),
+		    "SEND_WITH_IMM: imm as given, SOLICITED|FENCE, unsignaled");
 
 	wr = (struct ibv_send_wr){
 		.wr_id = 3, .sg_list = sg, .num_sge = 4,
@@ -497,13 +481,13 @@ static void test_post_send_encoding(void)
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 2);
 	s = sq_sges(f, 2);
-	check(ret == 0 && w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM &&
-	      w->num_sge == 4 && w->imm_data == htonl(9) &&
-	      w->wr.rdma.remote_addr == 0x7f0000001000ULL &&
-	      w->wr.rdma.rkey == 0x55 && w->wr.rdma.reserved == 0 &&
-	      w->wr.atomic.swap == 0 && wqe_reserved_zero(w) &&
-	      s[3].addr == 0x4000 && s[3].lkey == 0xa4,
-	      "RDMA_WRITE_WITH_IMM: rdma fields, 4 SGEs (max)");
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM &&
+		    w->num_sge == 4 && w->imm_data == htonl(9) &&
+		    w->wr.rdma.remote_addr == 0x7f0000001000ULL &&
+		    w->wr.rdma.rkey == 0x55 && w->wr.rdma.reserved == 0 &&
+		    w->wr.atomic.swap == 0 && wqe_reserved_zero(w) &&
+		    s[3].addr == 0x4000 && s[3].lkey == 0xa4,
+		    "RDMA_WRITE_WITH_IMM: rdma fields, 4 SGEs (max)");
 
 	wr = (struct ibv_send_wr){
 		.wr_id = 4, .sg_list = sg, .num_sge = 1,
@@ -512,10 +496,10 @@ static void test_post_send_encoding(void)
 	};
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 3);
-	check(ret == 0 && w->opcode == IB_UVERBS_WR_RDMA_READ &&
-	      w->imm_data == 0 && w->wr.rdma.remote_addr == 0x9000 &&
-	      w->wr.rdma.rkey == 0x66,
-	      "RDMA_READ: rdma fields, imm_data not copied");
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_RDMA_READ &&
+		    w->imm_data == 0 && w->wr.rdma.remote_addr == 0x9000 &&
+		    w->wr.rdma.rkey == 0x66,
+		    "RDMA_READ: rdma fields, imm_data not copied");
 
 	wr = (struct ibv_send_wr){
 		.wr_id = 5, .sg_list = sg, .num_sge = 1,
@@ -525,12 +509,12 @@ static void test_post_send_encoding(void)
 	};
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 4);
-	check(ret == 0 && w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
-	      w->wr.atomic.remote_addr == 0xa000 &&
-	      w->wr.atomic.compare_add == 1 && w->wr.atomic.swap == 2 &&
-	      w->wr.atomic.rkey == 0x77 && w->wr.atomic.reserved == 0 &&
-	      wqe_reserved_zero(w),
-	      "ATOMIC_CMP_AND_SWP: atomic fields");
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		    w->wr.atomic.remote_addr == 0xa000 &&
+		    w->wr.atomic.compare_add == 1 && w->wr.atomic.swap == 2 &&
+		    w->wr.atomic.rkey == 0x77 && w->wr.atomic.reserved == 0 &&
+		    wqe_reserved_zero(w),
+		    "ATOMIC_CMP_AND_SWP: atomic fields");
 
 	wr.wr_id = 6;
 	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -538,9 +522,10 @@ static void test_post_send_encoding(void)
 	wr.wr.atomic.swap = 0;
 	ret = mroce_post_send(fq(f), &wr, &bad);
 	w = sq_wqe(f, 5);
-	check(ret == 0 && w->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD &&
-	      w->wr.atomic.compare_add == 5,
-	      "ATOMIC_FETCH_AND_ADD: add value in compare_add");
+	mtest_check(ret == 0 &&
+		    w->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD &&
+		    w->wr.atomic.compare_add == 5,
+		    "ATOMIC_FETCH_AND_ADD: add value in compare_add");
 
 	{
 		char a[10], b[20];
@@ -560,11 +545,13 @@ static void test_post_send_encoding(void)
 		ret = mroce_post_send(fq(f), &wr, &bad);
 		w = sq_wqe(f, 6);
 		payload = (uint8_t *)w + 64;
-		check(ret == 0 && w->flags == (MROCE_WQE_INLINE | MROCE_WQE_SIGNALED) &&
-		      w->inline_len == 30 && w->num_sge == 0 &&
-		      bytes_are(payload, 10, 'A') &&
-		      bytes_are(payload + 10, 20, 'B') && wqe_reserved_zero(w),
-		      "inline SEND: 30 payload bytes after the header, num_sge 0");
+		mtest_check(ret == 0 &&
+			    w->flags == (MROCE_WQE_INLINE | MROCE_WQE_SIGNALED) &&
+			    w->inline_len == 30 && w->num_sge == 0 &&
+			    bytes_are(payload, 10, 'A') &&
+			    bytes_are(payload + 10, 20, 'B') &&
+			    wqe_reserved_zero(w),
+			    "inline SEND: 30 payload bytes after the header, num_sge 0");
 
 		wr.opcode = IBV_WR_RDMA_WRITE;
 		wr.wr.rdma.remote_addr = 0xb000;
@@ -572,9 +559,9 @@ static void test_post_send_encoding(void)
 		wr.num_sge = 1;
 		ret = mroce_post_send(fq(f), &wr, &bad);
 		w = sq_wqe(f, 7);
-		check(ret == 0 && (w->flags & MROCE_WQE_INLINE) &&
-		      w->inline_len == 10 && w->wr.rdma.rkey == 0x88,
-		      "inline RDMA_WRITE");
+		mtest_check(ret == 0 && (w->flags & MROCE_WQE_INLINE) &&
+			    w->inline_len == 10 && w->wr.rdma.rkey == 0x88,
+			    "inline RDMA_WRITE");
 	}
 	{
 		static char big[SQ_INLINE + 1];
@@ -588,14 +575,15 @@ static void test_post_send_encoding(void)
 		};
 		ret = mroce_post_send(fq(f), &wr, &bad);
 		w = sq_wqe(f, 8);
-		check(ret == 0 && w->inline_len == SQ_INLINE &&
-		      bytes_are((uint8_t *)w + 64, SQ_INLINE, 'C'),
-		      "inline of exactly max_inline (%d) bytes", SQ_INLINE);
+		mtest_check(ret == 0 && w->inline_len == SQ_INLINE &&
+			    bytes_are((uint8_t *)w + 64, SQ_INLINE, 'C'),
+			    "inline of exactly max_inline (%d) bytes",
+			    SQ_INLINE);
 
 		isg.length = SQ_INLINE + 1;
 		ret = mroce_post_send(fq(f), &wr, &bad);
-		check(ret == EINVAL && bad == &wr && hdr->prod == 9,
-		      "inline of max_inline + 1 bytes: EINVAL, *bad_wr, not posted");
+		mtest_check(ret == EINVAL && bad == &wr && hdr->prod == 9,
+			    "inline of max_inline + 1 bytes: EINVAL, *bad_wr, not posted");
 	}
 
 	{
@@ -607,14 +595,14 @@ static void test_post_send_encoding(void)
 			.send_flags = IBV_SEND_INLINE,
 		};
 		ret = mroce_post_send(fq(f), &wr, &bad);
-		check(ret == EINVAL && bad == &wr, "inline RDMA_READ: EINVAL");
+		mtest_check(ret == EINVAL && bad == &wr, "inline RDMA_READ: EINVAL");
 		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 		ret = mroce_post_send(fq(f), &wr, &bad);
-		check(ret == EINVAL && bad == &wr, "inline atomic: EINVAL");
+		mtest_check(ret == EINVAL && bad == &wr, "inline atomic: EINVAL");
 	}
 
-	check(hdr->prod == 9 && syscalls(f) == 0,
-	      "9 WQEs posted, still no system call");
+	mtest_check(hdr->prod == 9 && syscalls(f) == 0,
+		    "9 WQEs posted, still no system call");
 	fake_qp_free(f);
 }
 
@@ -632,24 +620,24 @@ static void test_post_send_errors(void)
 
 	printf("# post_send validation\n");
 
-	for (size_t i = 0; i < ARRAY_SIZE(bad_ops); i++) {
+	for (size_t i = 0; i < MTEST_ARRAY_SIZE(bad_ops); i++) {
 		wr[0] = (struct ibv_send_wr){ .opcode = bad_ops[i] };
 		ret = mroce_post_send(fq(f), &wr[0], &bad);
-		check(ret == EINVAL && bad == &wr[0] && hdr->prod == 0,
-		      "opcode %d refused with EINVAL", bad_ops[i]);
+		mtest_check(ret == EINVAL && bad == &wr[0] && hdr->prod == 0,
+			    "opcode %d refused with EINVAL", bad_ops[i]);
 	}
 
 	wr[0] = (struct ibv_send_wr){ .opcode = IBV_WR_SEND, .sg_list = sg,
 				      .num_sge = SQ_SGE + 1 };
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[0], "num_sge > max_send_sge: EINVAL");
+	mtest_check(ret == EINVAL && bad == &wr[0], "num_sge > max_send_sge: EINVAL");
 	wr[0].num_sge = -1;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[0], "num_sge < 0: EINVAL");
+	mtest_check(ret == EINVAL && bad == &wr[0], "num_sge < 0: EINVAL");
 	wr[0].num_sge = 0;
 	wr[0].send_flags = IBV_SEND_IP_CSUM;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[0], "IBV_SEND_IP_CSUM: EINVAL");
+	mtest_check(ret == EINVAL && bad == &wr[0], "IBV_SEND_IP_CSUM: EINVAL");
 
 	/* A list with a bad WR in the middle. */
 	wr[0] = (struct ibv_send_wr){ .wr_id = 1, .opcode = IBV_WR_SEND,
@@ -658,40 +646,41 @@ static void test_post_send_errors(void)
 				      .next = &wr[2] };
 	wr[2] = (struct ibv_send_wr){ .wr_id = 3, .opcode = IBV_WR_SEND };
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[1] && hdr->prod == 1 &&
-	      sq_wqe(f, 0)->wr_id == 1,
-	      "list: WRs before the bad one posted, *bad_wr = the bad one");
+	mtest_check(ret == EINVAL && bad == &wr[1] && hdr->prod == 1 &&
+		    sq_wqe(f, 0)->wr_id == 1,
+		    "list: WRs before the bad one posted, *bad_wr = the bad one");
 
 	/* Zero-length SEND. */
 	wr[0] = (struct ibv_send_wr){ .wr_id = 4, .opcode = IBV_WR_SEND };
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && sq_wqe(f, 1)->num_sge == 0 && hdr->prod == 2,
-	      "SEND with 0 SGEs posted");
+	mtest_check(ret == 0 && sq_wqe(f, 1)->num_sge == 0 && hdr->prod == 2,
+		    "SEND with 0 SGEs posted");
 
 	/* NULL list, NULL bad_wr. */
-	check(mroce_post_send(fq(f), NULL, &bad) == 0 && !bad,
-	      "empty list: 0");
-	check(mroce_post_send(fq(f), &wr[0], NULL) == 0 && hdr->prod == 3,
-	      "bad_wr NULL tolerated");
+	mtest_check(mroce_post_send(fq(f), NULL, &bad) == 0 && !bad,
+		    "empty list: 0");
+	mtest_check(mroce_post_send(fq(f), &wr[0], NULL) == 0 && hdr->prod == 3,
+		    "bad_wr NULL tolerated");
 
 	/* Full ring: kernel consumed nothing. */
 	while (hdr->prod - hdr->cons < SQ_SLOTS)
 		mroce_post_send(fq(f), &wr[0], &bad);
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == ENOMEM && bad == &wr[0] && hdr->prod == SQ_SLOTS,
-	      "full SQ (prod - cons == num_slots): ENOMEM");
+	mtest_check(ret == ENOMEM && bad == &wr[0] && hdr->prod == SQ_SLOTS,
+		    "full SQ (prod - cons == num_slots): ENOMEM");
 	__atomic_store_n(&hdr->cons, 1, __ATOMIC_RELEASE);
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && hdr->prod == SQ_SLOTS + 1,
-	      "one slot freed by the consumer: posting works again");
+	mtest_check(ret == 0 && hdr->prod == SQ_SLOTS + 1,
+		    "one slot freed by the consumer: posting works again");
 
 	/* sq_sig_all. */
 	f->qp.sq_sig_all = true;
 	wr[0] = (struct ibv_send_wr){ .wr_id = 5, .opcode = IBV_WR_SEND };
 	__atomic_store_n(&hdr->cons, hdr->prod, __ATOMIC_RELEASE);
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && sq_wqe(f, hdr->prod - 1)->flags == MROCE_WQE_SIGNALED,
-	      "sq_sig_all: unsignaled WR goes out SIGNALED");
+	mtest_check(ret == 0 &&
+		    sq_wqe(f, hdr->prod - 1)->flags == MROCE_WQE_SIGNALED,
+		    "sq_sig_all: unsignaled WR goes out SIGNALED");
 	f->qp.sq_sig_all = false;
 
 	/* QP state. */
@@ -702,23 +691,24 @@ static void test_post_send_errors(void)
 			IBV_QPS_RTS, IBV_QPS_SQD, IBV_QPS_SQE, IBV_QPS_ERR };
 		uint32_t prod;
 
-		for (size_t i = 0; i < ARRAY_SIZE(no); i++) {
+		for (size_t i = 0; i < MTEST_ARRAY_SIZE(no); i++) {
 			f->qp.vqp.qp.state = no[i];
 			prod = hdr->prod;
 			ret = mroce_post_send(fq(f), &wr[0], &bad);
-			check(ret == EINVAL && bad == &wr[0] && hdr->prod == prod,
-			      "post_send in state %d: EINVAL", no[i]);
+			mtest_check(ret == EINVAL && bad == &wr[0] &&
+				    hdr->prod == prod,
+				    "post_send in state %d: EINVAL", no[i]);
 		}
-		for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		for (size_t i = 0; i < MTEST_ARRAY_SIZE(yes); i++) {
 			f->qp.vqp.qp.state = yes[i];
 			prod = hdr->prod;
 			ret = mroce_post_send(fq(f), &wr[0], &bad);
-			check(ret == 0 && hdr->prod == prod + 1,
-			      "post_send in state %d: posted", yes[i]);
+			mtest_check(ret == 0 && hdr->prod == prod + 1,
+				    "post_send in state %d: posted", yes[i]);
 		}
 		f->qp.vqp.qp.state = IBV_QPS_RTS;
 	}
-	check(syscalls(f) == 0, "no system call in any of this");
+	mtest_check(syscalls(f) == 0, "no system call in any of this");
 	fake_qp_free(f);
 }
 
@@ -740,31 +730,32 @@ static void test_doorbell(void)
 	hdr->flags = MROCE_RING_F_NEED_KICK;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
 	n = doorbells(f, IB_USER_VERBS_CMD_POST_SEND, &ok);
-	check(ret == 0 && hdr->prod == 3 && n == 1 && ok,
-	      "NEED_KICK: 3 WRs, exactly one well-formed POST_SEND doorbell (got %d)", n);
+	mtest_check(ret == 0 && hdr->prod == 3 && n == 1 && ok,
+		    "NEED_KICK: 3 WRs, exactly one well-formed POST_SEND doorbell (got %d)",
+		    n);
 
 	wr[0].opcode = IBV_WR_LOCAL_INV;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && syscalls(f) == 0,
-	      "NEED_KICK but nothing posted: no doorbell");
+	mtest_check(ret == EINVAL && syscalls(f) == 0,
+		    "NEED_KICK but nothing posted: no doorbell");
 	wr[0].opcode = IBV_WR_SEND;
 
 	wr[1].opcode = IBV_WR_LOCAL_INV;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
 	n = doorbells(f, IB_USER_VERBS_CMD_POST_SEND, &ok);
-	check(ret == EINVAL && bad == &wr[1] && n == 1 && ok,
-	      "NEED_KICK, error after one WR: that one is kicked, EINVAL returned");
+	mtest_check(ret == EINVAL && bad == &wr[1] && n == 1 && ok,
+		    "NEED_KICK, error after one WR: that one is kicked, EINVAL returned");
 	wr[1].opcode = IBV_WR_SEND;
 
 	hdr->flags = 0;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && syscalls(f) == 0, "flag cleared: no doorbell");
+	mtest_check(ret == 0 && syscalls(f) == 0, "flag cleared: no doorbell");
 
 	/* The RQ's flag is not the SQ's. */
 	fr_hdr(&f->rq)->flags = MROCE_RING_F_NEED_KICK;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
-	check(ret == 0 && syscalls(f) == 0,
-	      "NEED_KICK on the RQ only: post_send rings nothing");
+	mtest_check(ret == 0 && syscalls(f) == 0,
+		    "NEED_KICK on the RQ only: post_send rings nothing");
 	fr_hdr(&f->rq)->flags = 0;
 
 	/* The doorbell's write() error reaches the caller. */
@@ -772,10 +763,11 @@ static void test_doorbell(void)
 	close(f->ctx.cmd_fd);
 	f->ctx.cmd_fd = -1;
 	ret = mroce_post_send(fq(f), &wr[2], &bad);
-	check(ret == EBADF && !bad,
-	      "failed doorbell write(): its errno returned (got %d)", ret);
+	mtest_check(ret == EBADF && !bad,
+		    "failed doorbell write(): its errno returned (got %d)",
+		    ret);
 	f->ctx.cmd_fd = open("/dev/null", O_WRONLY);
-	check(mroce_sq_doorbell(fq(f)) == 0, "doorbell to a sink succeeds");
+	mtest_check(mroce_sq_doorbell(fq(f)) == 0, "doorbell to a sink succeeds");
 	/* The fd was replaced: no pipe to read any more. */
 	fake_qp_free(f);
 }
@@ -805,9 +797,9 @@ static void test_post_recv(void)
 	wr[0] = (struct ibv_recv_wr){ .wr_id = 0x77, .num_sge = 0 };
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
 	w = fr_slot(&f->rq, 0);
-	check(ret == 0 && !bad && hdr->prod == 1 && w->wr_id == 0x77 &&
-	      w->num_sge == 0 && w->reserved == 0,
-	      "receive with 0 SGEs posted");
+	mtest_check(ret == 0 && !bad && hdr->prod == 1 && w->wr_id == 0x77 &&
+		    w->num_sge == 0 && w->reserved == 0,
+		    "receive with 0 SGEs posted");
 
 	wr[0] = (struct ibv_recv_wr){ .wr_id = 0x88, .sg_list = sg,
 				      .num_sge = 2, .next = &wr[1] };
@@ -816,38 +808,39 @@ static void test_post_recv(void)
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
 	w = fr_slot(&f->rq, 1);
 	s = (struct mroce_sge *)((uint8_t *)w + 16);
-	check(ret == 0 && hdr->prod == 3 && w->wr_id == 0x88 &&
-	      w->num_sge == 2 && w->reserved == 0 && s[0].addr == 0x1000 &&
-	      s[0].length == 64 && s[0].lkey == 1 && s[1].addr == 0x2000 &&
-	      s[1].lkey == 2,
-	      "receive with 2 SGEs: 16-byte header, SGEs follow");
+	mtest_check(ret == 0 && hdr->prod == 3 && w->wr_id == 0x88 &&
+		    w->num_sge == 2 && w->reserved == 0 &&
+		    s[0].addr == 0x1000 &&
+		    s[0].length == 64 && s[0].lkey == 1 &&
+		    s[1].addr == 0x2000 && s[1].lkey == 2,
+		    "receive with 2 SGEs: 16-byte header, SGEs follow");
 	w = fr_slot(&f->rq, 2);
 	s = (struct mroce_sge *)((uint8_t *)w + 16);
-	check(w->wr_id == 0x99 && w->num_sge == 1 && s[0].addr == 0x3000,
-	      "second WR of the list");
+	mtest_check(w->wr_id == 0x99 && w->num_sge == 1 && s[0].addr == 0x3000,
+		    "second WR of the list");
 
 	wr[0] = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = sg, .num_sge = 3 };
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[0] && hdr->prod == 3,
-	      "num_sge > max_recv_sge: EINVAL");
+	mtest_check(ret == EINVAL && bad == &wr[0] && hdr->prod == 3,
+		    "num_sge > max_recv_sge: EINVAL");
 
 	wr[0] = (struct ibv_recv_wr){ .wr_id = 1 };
 	while (hdr->prod - hdr->cons < RQ_SLOTS)
 		mroce_post_recv(fq(f), &wr[0], &bad);
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
-	check(ret == ENOMEM && bad == &wr[0] && hdr->prod == RQ_SLOTS,
-	      "full RQ: ENOMEM");
+	mtest_check(ret == ENOMEM && bad == &wr[0] && hdr->prod == RQ_SLOTS,
+		    "full RQ: ENOMEM");
 
 	__atomic_store_n(&hdr->cons, hdr->prod, __ATOMIC_RELEASE);
 	f->qp.vqp.qp.state = IBV_QPS_RESET;
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[0], "RESET: EINVAL");
+	mtest_check(ret == EINVAL && bad == &wr[0], "RESET: EINVAL");
 	f->qp.vqp.qp.state = IBV_QPS_INIT;
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
-	check(ret == 0, "INIT: receives may be posted");
+	mtest_check(ret == 0, "INIT: receives may be posted");
 
-	check(syscalls(f) == 0,
-	      "no NEED_KICK on the RQ: post_recv made no system call");
+	mtest_check(syscalls(f) == 0,
+		    "no NEED_KICK on the RQ: post_recv made no system call");
 	fake_qp_free(f);
 }
 
@@ -869,29 +862,30 @@ static void test_rq_doorbell(void)
 				      .num_sge = 1 };
 
 	ret = mroce_post_recv(fq(f), &wr[2], &bad);
-	check(ret == 0 && hdr->prod == 1 && syscalls(f) == 0,
-	      "ERR but no NEED_KICK yet: posted, no system call");
+	mtest_check(ret == 0 && hdr->prod == 1 && syscalls(f) == 0,
+		    "ERR but no NEED_KICK yet: posted, no system call");
 
 	hdr->flags = MROCE_RING_F_NEED_KICK;
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
 	n = doorbells(f, IB_USER_VERBS_CMD_POST_RECV, &ok);
-	check(ret == 0 && !bad && hdr->prod == 4 && n == 1 && ok,
-	      "NEED_KICK: 3 WRs published, then exactly one well-formed POST_RECV doorbell (got %d)",
-	      n);
-	check(((struct mroce_recv_wqe *)fr_slot(&f->rq, 3))->wr_id == 3,
-	      "the WQEs are in the ring before the doorbell");
+	mtest_check(ret == 0 && !bad && hdr->prod == 4 && n == 1 && ok,
+		    "NEED_KICK: 3 WRs published, then exactly one well-formed POST_RECV doorbell (got %d)",
+		    n);
+	mtest_check(((struct mroce_recv_wqe *)fr_slot(&f->rq, 3))->wr_id == 3,
+		    "the WQEs are in the ring before the doorbell");
 
 	wr[0].num_sge = RQ_SGE + 1;
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
-	check(ret == EINVAL && bad == &wr[0] && hdr->prod == 4 &&
-	      syscalls(f) == 0, "NEED_KICK but nothing posted: no doorbell");
+	mtest_check(ret == EINVAL && bad == &wr[0] && hdr->prod == 4 &&
+		    syscalls(f) == 0, "NEED_KICK but nothing posted: no doorbell");
 	wr[0].num_sge = 1;
 
 	wr[1].num_sge = -1;
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
 	n = doorbells(f, IB_USER_VERBS_CMD_POST_RECV, &ok);
-	check(ret == EINVAL && bad == &wr[1] && hdr->prod == 5 && n == 1 && ok,
-	      "NEED_KICK, error after one WR: that one is kicked, EINVAL returned");
+	mtest_check(ret == EINVAL && bad == &wr[1] && hdr->prod == 5 &&
+		    n == 1 && ok,
+		    "NEED_KICK, error after one WR: that one is kicked, EINVAL returned");
 	wr[1].num_sge = 0;
 
 	/* The kernel flushed everything; fill the ring, then one more. */
@@ -900,17 +894,18 @@ static void test_rq_doorbell(void)
 	while (hdr->prod - hdr->cons < RQ_SLOTS)
 		mroce_post_recv(fq(f), &wr[2], &bad);
 	n = doorbells(f, IB_USER_VERBS_CMD_POST_RECV, &ok);
-	check(n == RQ_SLOTS && ok, "one doorbell per post_recv call (%d)", n);
+	mtest_check(n == RQ_SLOTS && ok, "one doorbell per post_recv call (%d)",
+		    n);
 	ret = mroce_post_recv(fq(f), &wr[2], &bad);
-	check(ret == ENOMEM && bad == &wr[2] && syscalls(f) == 0,
-	      "full RQ: ENOMEM, no doorbell");
+	mtest_check(ret == ENOMEM && bad == &wr[2] && syscalls(f) == 0,
+		    "full RQ: ENOMEM, no doorbell");
 
 	/* Back to RESET/INIT: the kernel clears the flag, no more calls. */
 	__atomic_store_n(&hdr->cons, hdr->prod, __ATOMIC_RELEASE);
 	hdr->flags = 0;
 	f->qp.vqp.qp.state = IBV_QPS_INIT;
 	ret = mroce_post_recv(fq(f), &wr[0], &bad);
-	check(ret == 0 && syscalls(f) == 0, "flag cleared: no doorbell");
+	mtest_check(ret == 0 && syscalls(f) == 0, "flag cleared: no doorbell");
 
 	/* The doorbell's write() error reaches the caller. */
 	hdr->flags = MROCE_RING_F_NEED_KICK;
@@ -918,11 +913,11 @@ static void test_rq_doorbell(void)
 	f->ctx.cmd_fd = -1;
 	n = hdr->prod;
 	ret = mroce_post_recv(fq(f), &wr[2], &bad);
-	check(ret == EBADF && !bad && hdr->prod == (uint32_t)n + 1,
-	      "failed doorbell write(): its errno returned, the WQE stays posted (got %d)",
-	      ret);
+	mtest_check(ret == EBADF && !bad && hdr->prod == (uint32_t)n + 1,
+		    "failed doorbell write(): its errno returned, the WQE stays posted (got %d)",
+		    ret);
 	f->ctx.cmd_fd = open("/dev/null", O_WRONLY);
-	check(mroce_rq_doorbell(fq(f)) == 0, "RQ doorbell to a sink succeeds");
+	mtest_check(mroce_rq_doorbell(fq(f)) == 0, "RQ doorbell to a sink succeeds");
 	fake_qp_free(f);
 }
 
@@ -1046,11 +1041,12 @@ static void test_stress(uint32_t count)
 	pthread_join(kern, NULL);
 	pthread_join(poll, NULL);
 
-	check(!st.bad_wqe, "fake kernel read every WQE whole and in order");
-	check(!st.bad_order && !st.bad_wc,
-	      "poller got every completion once, in order");
-	check(fr_hdr(&st.f->sq)->prod == count && fr_hdr(&st.cqr)->cons == count,
-	      "indexes end at %u (SQ full %u times)", count, full);
+	mtest_check(!st.bad_wqe, "fake kernel read every WQE whole and in order");
+	mtest_check(!st.bad_order && !st.bad_wc,
+		    "poller got every completion once, in order");
+	mtest_check(fr_hdr(&st.f->sq)->prod == count &&
+		    fr_hdr(&st.cqr)->cons == count,
+		    "indexes end at %u (SQ full %u times)", count, full);
 
 	pthread_spin_destroy(&st.cq.lock);
 	free(st.cqr.mem);
@@ -1061,6 +1057,7 @@ int main(int argc, char **argv)
 {
 	uint32_t stress = argc > 1 ? strtoul(argv[1], NULL, 0) : 200000;
 
+	mtest_init("ring_test", 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_ring_check();
 	test_qp_check_resp();
@@ -1073,6 +1070,5 @@ int main(int argc, char **argv)
 	if (stress)
 		test_stress(stress);
 
-	printf("ring_test: %u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return mtest_summary();
 }

@@ -33,10 +33,8 @@
  * status 0 only if nothing failed, 2 on usage errors.
  */
 #define _GNU_SOURCE		/* pthread_*affinity_np */
-#include <infiniband/verbs.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -44,8 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "mtest.h"
 
 #define SLOTS		4096		/* SQ and RQ of A */
 #define DEPTH		(SLOTS - 256)	/* WRs outstanding before the move */
@@ -55,62 +54,6 @@
 #define MAX_WR		(1 << 20)
 #define WATCHDOG_S	600
 #define ONE_ROUNDS	20		/* one error, then flushes */
-
-static int failures;
-static double t_start;
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
-
-	nanosleep(&t, NULL);
-}
-
-static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL qp_flush_race: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" [t=%.3f]\n", now() - t_start);
-	fflush(stdout);
-	failures++;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL qp_flush_race: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\nqp_flush_race: giving up\n");
-	fflush(stdout);
-	exit(1);
-}
-
-static void watchdog(int sig)
-{
-	static const char m[] = "FAIL qp_flush_race: watchdog: stuck for too long\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, m, sizeof(m) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
 
 struct ctx {
 	struct ibv_context *dev;
@@ -126,98 +69,26 @@ struct ctx {
 	unsigned int seed;
 };
 
-static const char *qps_name(int s)
-{
-	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD",
-					 "SQE", "ERR" };
-
-	return s >= 0 && s < (int)(sizeof(n) / sizeof(n[0])) ? n[s] : "?";
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
-}
-
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
-		   const char *what)
-{
-	int err = ibv_modify_qp(qp, a, mask);
-
-	if (err)
-		die("ibv_modify_qp QP %u to %s: %s (QP in %s)", qp->qp_num, what,
-		    strerror(err), qps_name(qp_state(qp)));
-}
-
-static uint32_t new_psn(struct ctx *c, uint32_t old)
-{
-	uint32_t p;
-
-	do
-		p = (uint32_t)rand_r(&c->seed) & 0xffffff;
-	while (((p - old) & 0xffffff) < 4096 || ((old - p) & 0xffffff) < 4096);
-	return p;
-}
-
-static void qp_reset_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	modify(qp, &a, IBV_QP_STATE, "RESET");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-	       IBV_QP_ACCESS_FLAGS, "INIT");
-}
-
 /* @qp RESET -> INIT -> RTR -> RTS, sending with @sq_psn to @peer */
 static void qp_connect(struct ctx *c, struct ibv_qp *qp, uint32_t sq_psn,
 		       struct ibv_qp *peer, uint32_t rq_psn)
 {
-	struct ibv_qp_attr a = {};
+	struct mtest_path p = {
+		.dest_qpn = peer->qp_num, .rq_psn = rq_psn, .sq_psn = sq_psn,
+		.dgid = c->gid, .sgid_index = (uint8_t)c->gidx, .port = 1,
+		.mtu = IBV_MTU_1024, .rd_atomic = 1, .timeout = c->timeout,
+		.retry_cnt = c->retry_cnt,
+	};
 
-	qp_reset_init(qp);
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp_num;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = c->gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)c->gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-	       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-	       IBV_QP_MIN_RNR_TIMER, "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = c->timeout;
-	a.retry_cnt = c->retry_cnt;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-	       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
-	       "RTS");
+	mtest_qp_reset_init(qp, 1, IBV_ACCESS_REMOTE_WRITE);
+	mtest_qp_rtr_rts(qp, &p);
 }
 
-static int drain(struct ibv_cq *cq)
+/* Completions left on the four CQs, thrown away */
+static int drain_all(struct ctx *c)
 {
-	struct ibv_wc wc;
-	int n = 0;
-
-	while (ibv_poll_cq(cq, 1, &wc) > 0)
-		n++;
-	return n;
+	return mtest_drain_cq(c->a_scq) + mtest_drain_cq(c->a_rcq) +
+	       mtest_drain_cq(c->b_scq) + mtest_drain_cq(c->b_rcq);
 }
 
 /*
@@ -228,40 +99,33 @@ static void reconnect(struct ctx *c, const char *round, bool silent)
 {
 	int n;
 
-	c->a_psn = new_psn(c, c->a_psn);
-	c->b_psn = new_psn(c, c->b_psn);
+	c->a_psn = mtest_new_psn(&c->seed, c->a_psn);
+	c->b_psn = mtest_new_psn(&c->seed, c->b_psn);
 	qp_connect(c, c->a, c->a_psn, c->b, c->b_psn);
 	if (silent)
-		qp_reset_init(c->b);
+		mtest_qp_reset_init(c->b, 1, IBV_ACCESS_REMOTE_WRITE);
 	else
 		qp_connect(c, c->b, c->b_psn, c->a, c->a_psn);
-	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
-	    drain(c->b_rcq);
+	n = drain_all(c);
 	if (n)
-		bad("%s: %d stale completions after the reset", round, n);
+		mtest_fail("%s: %d stale completions after the reset", round,
+			   n);
 }
 
+/* @op of @len bytes from the buffer's start to its third quarter */
 static int post_write(struct ctx *c, struct ibv_qp *qp, enum ibv_wr_opcode op,
 		      uint64_t wr_id, uint32_t len, uint32_t rkey)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf, len, c->mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { (uintptr_t)c->buf + 2 * WRITE_LEN, rkey },
-	}, *bad_wr;
-
-	return ibv_post_send(qp, &wr, &bad_wr);
+	return mtest_post_send(qp, wr_id, op, c->buf, len, c->mr->lkey,
+			       (uintptr_t)c->buf + 2 * WRITE_LEN, rkey, 0);
 }
 
+/* A receive of @len bytes into the buffer's second quarter */
 static int post_recv(struct ctx *c, struct ibv_qp *qp, uint64_t wr_id,
 		     uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf + WRITE_LEN, len, c->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = len ? 1 : 0 }, *bad_wr;
-
-	return ibv_post_recv(qp, &wr, &bad_wr);
+	return mtest_post_recv(qp, wr_id, c->buf + WRITE_LEN, len,
+			       c->mr->lkey);
 }
 
 /* ---------------------------------------------------------------- flush */
@@ -383,11 +247,11 @@ static void *poster_run(void *arg)
 		}
 		if (atomic_load(&p->moved)) {
 			if (!end)
-				end = now() + 5;
+				end = mtest_now() + 5;
 			/* the move is over: a posted WR must be flushed by now */
 			if (extra_done && p->completed == p->posted)
 				break;
-			if (now() > end) {
+			if (mtest_now() > end) {
 				poster_bad(p, "%llu of %llu WRs never completed (%llu ok, %llu flushed, %llu posted during the flush after %d flush completions)",
 					   (unsigned long long)(p->posted - p->completed),
 					   (unsigned long long)p->posted,
@@ -471,32 +335,33 @@ static void flush_round(struct ctx *c, int round, enum flush_kind kind,
 	err = pthread_create(&t, &attr, poster_run, &p);
 	pthread_attr_destroy(&attr);
 	if (err)
-		die("pthread_create: %s", strerror(err));
-	end = now() + 30;
-	while (!atomic_load(&p.go) && now() < end)
-		sleep_us(1000);
+		mtest_die("pthread_create: %s", strerror(err));
+	end = mtest_now() + 30;
+	while (!atomic_load(&p.go) && mtest_now() < end)
+		mtest_sleep_us(1000);
 	/* WRITEs: let some complete (or all be sent) first */
 	if (kind == SQ_SILENT || kind == SQ_LIVE)
-		sleep_us(1000 * (1 + rand_r(&c->seed) % 20));
+		mtest_sleep_us(1000 * (1 + rand_r(&c->seed) % 20));
 	err = ibv_modify_qp(c->a, &a, IBV_QP_STATE);
 	atomic_store(&p.moved, true);
 	pthread_join(t, NULL);
 	if (pinned)
 		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	if (err)
-		die("%s: ibv_modify_qp to ERR: %s", what, strerror(err));
-	st = qp_state(c->a);
+		mtest_die("%s: ibv_modify_qp to ERR: %s", what, strerror(err));
+	st = mtest_qp_state(c->a);
 	if (st != IBV_QPS_ERR)
-		bad("%s: QP A in %s after the move to ERR", what, qps_name(st));
+		mtest_fail("%s: QP A in %s after the move to ERR", what,
+			   mtest_qp_state_name(st));
 	if (p.why[0]) {
-		bad("%s: %s", what, p.why);
+		mtest_fail("%s: %s", what, p.why);
 		++*lost_rounds;
 	}
 	*extra_total += p.extra;
 	*refused_total += p.refused;
 	if (!p.flushed)
-		bad("%s: nothing was flushed (%llu completed ok)", what,
-		    (unsigned long long)p.ok);
+		mtest_fail("%s: nothing was flushed (%llu completed ok)", what,
+			   (unsigned long long)p.ok);
 }
 
 /* ---------------------------------------------------------------- fatal */
@@ -542,7 +407,7 @@ static void fatal_round(struct ctx *c, int round, int post_cpu,
 		{ c->b_rcq, c->b, IBV_WC_LOC_LEN_ERR, 2, false },
 	};
 	int i, n, st, left = fp.send ? 2 : 1;
-	double end = now() + 10;
+	double end = mtest_now() + 10;
 	pthread_attr_t attr;
 	struct ibv_wc wc;
 	char what[64];
@@ -552,7 +417,7 @@ static void fatal_round(struct ctx *c, int round, int post_cpu,
 		 fp.send ? "SEND too long" : "bad rkey");
 	reconnect(c, what, false);
 	if (fp.send && post_recv(c, c->b, 2, 16))
-		die("%s: ibv_post_recv: %s", what, strerror(errno));
+		mtest_die("%s: ibv_post_recv: %s", what, strerror(errno));
 	pthread_attr_init(&attr);
 	if (post_cpu >= 0) {
 		cpu_set_t cpus;
@@ -564,7 +429,7 @@ static void fatal_round(struct ctx *c, int round, int post_cpu,
 	n = pthread_create(&t, &attr, fatal_post_run, &fp);
 	pthread_attr_destroy(&attr);
 	if (n)
-		die("pthread_create: %s", strerror(n));
+		mtest_die("pthread_create: %s", strerror(n));
 	/* each error completion: the state of its QP, asked at once */
 	while (left) {
 		for (i = 0; i < (fp.send ? 2 : 1); i++) {
@@ -572,37 +437,37 @@ static void fatal_round(struct ctx *c, int round, int post_cpu,
 				continue;
 			n = ibv_poll_cq(w[i].cq, 1, &wc);
 			if (n < 0)
-				die("%s: ibv_poll_cq: %d", what, n);
+				mtest_die("%s: ibv_poll_cq: %d", what, n);
 			if (!n)
 				continue;
-			st = qp_state(w[i].qp);
+			st = mtest_qp_state(w[i].qp);
 			w[i].seen = true;
 			left--;
 			if (wc.status != w[i].want || wc.wr_id != w[i].wr_id)
-				bad("%s: completion %s wr_id %llu, expected %s wr_id %llu",
-				    what, ibv_wc_status_str(wc.status),
-				    (unsigned long long)wc.wr_id,
-				    ibv_wc_status_str(w[i].want),
-				    (unsigned long long)w[i].wr_id);
+				mtest_fail("%s: completion %s wr_id %llu, expected %s wr_id %llu",
+					   what, ibv_wc_status_str(wc.status),
+					   (unsigned long long)wc.wr_id,
+					   ibv_wc_status_str(w[i].want),
+					   (unsigned long long)w[i].wr_id);
 			if (st != IBV_QPS_ERR) {
-				bad("%s: QP %u in %s when its %s completion was polled, expected ERR",
-				    what, w[i].qp->qp_num, qps_name(st),
-				    ibv_wc_status_str(wc.status));
+				mtest_fail("%s: QP %u in %s when its %s completion was polled, expected ERR",
+					   what, w[i].qp->qp_num,
+					   mtest_qp_state_name(st),
+					   ibv_wc_status_str(wc.status));
 				++*not_err;
 			}
 		}
-		if (left && now() > end)
-			die("%s: %d error completions missing after 10 s", what,
-			    left);
+		if (left && mtest_now() > end)
+			mtest_die("%s: %d error completions missing after 10 s",
+				  what, left);
 	}
 	pthread_join(t, NULL);
 	if (fp.err)
-		bad("%s: ibv_post_send: %s", what, strerror(fp.err));
-	sleep_us(2000);
-	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
-	    drain(c->b_rcq);
+		mtest_fail("%s: ibv_post_send: %s", what, strerror(fp.err));
+	mtest_sleep_us(2000);
+	n = drain_all(c);
 	if (n)
-		bad("%s: %d extra completions", what, n);
+		mtest_fail("%s: %d extra completions", what, n);
 }
 
 /* ------------------------------------------------------------------ one */
@@ -626,7 +491,7 @@ static bool one_round(struct ctx *c, int round, bool silent)
 	struct ibv_send_wr wr[ONE_WRS], *bad_wr;
 	struct ibv_sge sge[ONE_WRS];
 	int i, n, got = 0, err;
-	double end = now() + 10;
+	double end = mtest_now() + 10;
 	bool wrong = false;
 	struct ibv_wc wc;
 	char what[64];
@@ -656,33 +521,32 @@ static bool one_round(struct ctx *c, int round, bool silent)
 	sge[1].lkey ^= 0x5a5a00;
 	err = ibv_post_send(c->a, wr, &bad_wr);
 	if (err)
-		die("%s: ibv_post_send: %s", what, strerror(err));
+		mtest_die("%s: ibv_post_send: %s", what, strerror(err));
 	while (got < ONE_WRS) {
 		n = ibv_poll_cq(c->a_scq, 1, &wc);
 		if (n < 0)
-			die("%s: ibv_poll_cq: %d", what, n);
+			mtest_die("%s: ibv_poll_cq: %d", what, n);
 		if (!n) {
-			if (now() > end)
-				die("%s: %d of %d completions missing after 10 s",
-				    what, ONE_WRS - got, ONE_WRS);
+			if (mtest_now() > end)
+				mtest_die("%s: %d of %d completions missing after 10 s",
+					  what, ONE_WRS - got, ONE_WRS);
 			sched_yield();
 			continue;
 		}
 		if (wc.wr_id != (uint64_t)got ||
 		    wc.status != (got ? IBV_WC_WR_FLUSH_ERR : want)) {
-			bad("%s: completion %d: wr_id %llu %s, expected wr_id %d %s",
-			    what, got, (unsigned long long)wc.wr_id,
-			    ibv_wc_status_str(wc.status), got,
-			    ibv_wc_status_str(got ? IBV_WC_WR_FLUSH_ERR : want));
+			mtest_fail("%s: completion %d: wr_id %llu %s, expected wr_id %d %s",
+				   what, got, (unsigned long long)wc.wr_id,
+				   ibv_wc_status_str(wc.status), got,
+				   ibv_wc_status_str(got ? IBV_WC_WR_FLUSH_ERR : want));
 			wrong = true;
 		}
 		got++;
 	}
-	sleep_us(2000);
-	n = drain(c->a_scq) + drain(c->a_rcq) + drain(c->b_scq) +
-	    drain(c->b_rcq);
+	mtest_sleep_us(2000);
+	n = drain_all(c);
 	if (n) {
-		bad("%s: %d extra completions", what, n);
+		mtest_fail("%s: %d extra completions", what, n);
 		wrong = true;
 	}
 	return wrong;
@@ -707,18 +571,15 @@ static int fatal_cpus(void)
 static struct ibv_qp *make_qp(struct ctx *c, struct ibv_cq *scq,
 			      struct ibv_cq *rcq)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = SLOTS, .max_recv_wr = SLOTS,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(c->pd, &ia);
+	struct ibv_qp_cap cap = { .max_send_wr = SLOTS, .max_recv_wr = SLOTS,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_qp *qp = mtest_create_rc_qp(c->pd, scq, rcq, &cap);
 
 	if (!qp)
-		die("ibv_create_qp: %s", strerror(errno));
-	if (ia.cap.max_send_wr != SLOTS || ia.cap.max_recv_wr != SLOTS)
-		die("QP with %u/%u slots, wanted %u", ia.cap.max_send_wr,
-		    ia.cap.max_recv_wr, SLOTS);
+		mtest_die("ibv_create_qp: %s", strerror(errno));
+	if (cap.max_send_wr != SLOTS || cap.max_recv_wr != SLOTS)
+		mtest_die("QP with %u/%u slots, wanted %u", cap.max_send_wr,
+			  cap.max_recv_wr, SLOTS);
 	return qp;
 }
 
@@ -726,9 +587,8 @@ int main(int argc, char **argv)
 {
 	uint64_t lost[NKINDS] = {}, extra = 0, not_err = 0, one_wrong = 0;
 	uint64_t refused = 0;
-	struct ibv_device **list;
 	struct ctx c = {};
-	int i, n, rounds, fatal_rounds, cpu;
+	int i, rounds, fatal_rounds, cpu;
 	double t;
 
 	if (argc < 3 || argc > 5) {
@@ -739,45 +599,34 @@ int main(int argc, char **argv)
 	fatal_rounds = argc > 4 ? atoi(argv[4]) : 400;
 	if (rounds < 0 || fatal_rounds < 0)
 		return 2;
-	signal(SIGALRM, watchdog);
-	alarm(WATCHDOG_S);
+	mtest_init("qp_flush_race", MTEST_STAMP);
+	mtest_watchdog(WATCHDOG_S);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_start = now();
-	c.seed = (unsigned int)getpid() ^ (unsigned int)(now() * 1e6);
+	c.seed = (unsigned int)getpid() ^ (unsigned int)(mtest_now() * 1e6);
 	c.timeout = 16;		/* 268 ms x 8: longer than a round */
 	c.retry_cnt = 7;
 	printf("qp_flush_race: seed %u, %d flush rounds, %d fatal rounds\n",
 	       c.seed, rounds, fatal_rounds);
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			c.dev = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	if (!c.dev)
-		die("cannot open RDMA device %s (RDMAV_DRIVERS=%s)", argv[1],
-		    getenv("RDMAV_DRIVERS") ?: "unset");
+	c.dev = mtest_open_device(argv[1]);
 	c.gidx = atoi(argv[2]);
 	if (ibv_query_gid(c.dev, 1, c.gidx, &c.gid))
-		die("ibv_query_gid GID[%d]: %s", c.gidx, strerror(errno));
+		mtest_die("ibv_query_gid GID[%d]: %s", c.gidx, strerror(errno));
 	c.pd = ibv_alloc_pd(c.dev);
-	c.buf = aligned_alloc(4096, BUF_SIZE);
+	c.buf = mtest_alloc(BUF_SIZE);
 	c.a_scq = ibv_create_cq(c.dev, 2 * SLOTS, NULL, NULL, 0);
 	c.a_rcq = ibv_create_cq(c.dev, 2 * SLOTS, NULL, NULL, 0);
 	c.b_scq = ibv_create_cq(c.dev, 64, NULL, NULL, 0);
 	c.b_rcq = ibv_create_cq(c.dev, 64, NULL, NULL, 0);
-	if (!c.pd || !c.buf || !c.a_scq || !c.a_rcq || !c.b_scq || !c.b_rcq)
-		die("alloc PD / buffer / CQs: %s", strerror(errno));
+	if (!c.pd || !c.a_scq || !c.a_rcq || !c.b_scq || !c.b_rcq)
+		mtest_die("alloc PD / CQs: %s", strerror(errno));
 	memset(c.buf, 0x5a, BUF_SIZE);
-	c.mr = ibv_reg_mr(c.pd, c.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			  IBV_ACCESS_REMOTE_WRITE);
-	if (!c.mr)
-		die("ibv_reg_mr: %s", strerror(errno));
+	c.mr = mtest_reg_mr(c.pd, c.buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE, "buffer");
 	c.a = make_qp(&c, c.a_scq, c.a_rcq);
 	c.b = make_qp(&c, c.b_scq, c.b_rcq);
 
-	t = now();
+	t = mtest_now();
 	for (i = 0; i < rounds; i++)
 		flush_round(&c, i, i % NKINDS, &lost[i % NKINDS], &extra,
 			    &refused);
@@ -787,21 +636,21 @@ int main(int argc, char **argv)
 	       (unsigned long long)lost[SQ_FULL],
 	       (unsigned long long)lost[RQ_FULL],
 	       (unsigned long long)extra, (unsigned long long)refused,
-	       now() - t);
-	t = now();
+	       mtest_now() - t);
+	t = mtest_now();
 	cpu = fatal_cpus();
 	for (i = 0; i < fatal_rounds; i++)
 		fatal_round(&c, i, cpu, &not_err);
 	printf("fatal: %d rounds, %llu error completions polled before the QP read ERR (%s); %.1f s\n",
 	       fatal_rounds, (unsigned long long)not_err,
 	       cpu < 0 ? "one CPU" : "posted on CPU 0, polled on CPU 1",
-	       now() - t);
+	       mtest_now() - t);
 
-	t = now();
+	t = mtest_now();
 	for (i = 0; i < ONE_ROUNDS; i++)
 		one_wrong += one_round(&c, i, i % 2);
 	printf("one: %d rounds, %llu with another completion than one error and then only flushes; %.1f s\n",
-	       ONE_ROUNDS, (unsigned long long)one_wrong, now() - t);
+	       ONE_ROUNDS, (unsigned long long)one_wrong, mtest_now() - t);
 
 	ibv_destroy_qp(c.a);
 	ibv_destroy_qp(c.b);
@@ -812,9 +661,9 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(c.b_rcq);
 	ibv_dealloc_pd(c.pd);
 	ibv_close_device(c.dev);
-	if (failures)
-		printf("qp_flush_race: %d failures\n", failures);
+	if (mtest_failed)
+		printf("qp_flush_race: %u failures\n", mtest_failed);
 	else
 		printf("qp_flush_race: ok\n");
-	return failures ? 1 : 0;
+	return mtest_failed ? 1 : 0;
 }

@@ -66,22 +66,17 @@
  * "qp_retry <role>: <mode>: ok" or "...: N failures".  Exit 0 only if
  * nothing failed; 2 for usage errors.
  */
-#include <infiniband/verbs.h>
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "mtest.h"
 
 #define NSLOT		16			/* WRITE slots */
 #define MSG		65536			/* bytes per WRITE */
@@ -95,81 +90,15 @@
 #define WRID_EXTRA	0xe000000000000000ull	/* WRs that are not stream seqs */
 #define WATCHDOG_S	150
 
-static const char *who = "qp_retry";
-static int failures;
-static double t_start;
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
+/* 100 us between two polls of an empty CQ */
 static void nap(void)
 {
-	struct timespec t = { 0, 100000 };	/* 100 us */
-
-	nanosleep(&t, NULL);
+	mtest_sleep_us(100);
 }
 
 static void msleep(int ms)
 {
-	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&t, NULL);
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" [t=%.3f]\n", now() - t_start);
-	fflush(stdout);
-}
-
-static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL %s: ", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures++;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL %s: ", who);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n%s: giving up\n", who);
-	fflush(stdout);
-	exit(1);
-}
-
-static void watchdog(int sig)
-{
-	static const char m[] = "FAIL qp_retry: watchdog: stuck for too long (a verbs call or wait that never returned)\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, m, sizeof(m) - 1) < 0)
-		_exit(1);
-	_exit(1);
+	mtest_sleep_us(ms * 1000L);
 }
 
 /* ------------------------------------------------------------ payload */
@@ -220,59 +149,39 @@ static long differs(const uint8_t *p, size_t len, uint32_t key)
 
 /* ------------------------------------------------------------ control */
 
-static void ctl_send(int s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ctl_send(int s, const char *fmt, ...)
+static void ctl_send(struct mtest_lines *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void ctl_send(struct mtest_lines *l, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
-	size_t n, off = 0;
+	size_t n;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line) - 1, fmt, ap);
 	va_end(ap);
 	n = strlen(line);
 	line[n++] = '\n';
-	while (off < n) {
-		ssize_t w = send(s, line + off, n - off, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			die("control connection: send: %s", strerror(errno));
-		off += w;
-	}
+	if (mtest_send_all(l->fd, line, n))
+		mtest_die("control connection: send: %s", strerror(errno));
 }
 
 /* One line from the peer (no newline), within @ms; dies on EOF/timeout. */
-static void ctl_recv(int s, char *line, size_t size, int ms)
+static void ctl_recv(struct mtest_lines *l, char *line, size_t size, int ms)
 {
-	double end = now() + ms / 1000.0;
-	size_t n = 0;
-
-	for (;;) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-		int left = (int)((end - now()) * 1000);
-		ssize_t r;
-		char ch;
-
-		if (left <= 0)
-			die("control connection: nothing from the peer for %d ms", ms);
-		r = poll(&p, 1, left);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			continue;
-		r = recv(s, &ch, 1, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			die("control connection closed by the peer");
-		if (ch == '\n')
-			break;
-		if (n + 1 < size)
-			line[n++] = ch;
+	switch (mtest_read_line(l, line, size, ms)) {
+	case 1:
+		return;
+	case 0:
+		mtest_die("control connection: nothing from the peer for %d ms",
+			  ms);
+	case -2:
+		mtest_die("control connection: a line longer than %zu bytes",
+			  size - 1);
+	default:
+		mtest_die("control connection closed by the peer%s%s",
+			  errno ? ": " : "", errno ? strerror(errno) : "");
 	}
-	line[n] = 0;
 }
 
 /* --------------------------------------------------------------- verbs */
@@ -292,163 +201,68 @@ struct ctx {
 	uint8_t *buf;
 	union ibv_gid gid;
 	int gidx;
-	int sock;
+	struct mtest_lines ctl;	/* the TCP control connection */
 	uint8_t timeout, retry;
 	uint32_t psn;
+	unsigned int seed;	/* of the PSNs */
 	struct peer peer;
 };
 
-static const char *qps_name(int s)
-{
-	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD",
-					 "SQE", "ERR" };
-
-	return s >= 0 && s < (int)(sizeof(n) / sizeof(n[0])) ? n[s] : "?";
-}
+#define ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 static void open_dev(struct ctx *c, const char *name, int gidx)
 {
-	struct ibv_device **list;
-	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC };
-	int i, n;
+	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_recv_wr = 16,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			c->dev = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	if (!c->dev)
-		die("cannot open RDMA device %s (RDMAV_DRIVERS=%s)", name,
-		    getenv("RDMAV_DRIVERS") ?: "unset");
+	c->dev = mtest_open_device(name);
 	c->gidx = gidx;
 	if (ibv_query_gid(c->dev, 1, gidx, &c->gid))
-		die("ibv_query_gid %s GID[%d]: %s", name, gidx, strerror(errno));
+		mtest_die("ibv_query_gid %s GID[%d]: %s", name, gidx,
+			  strerror(errno));
 	c->pd = ibv_alloc_pd(c->dev);
 	c->scq = ibv_create_cq(c->dev, 128, NULL, NULL, 0);
 	c->rcq = ibv_create_cq(c->dev, 32, NULL, NULL, 0);
-	c->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!c->pd || !c->scq || !c->rcq || !c->buf)
-		die("alloc PD / create CQ / buffer: %s", strerror(errno));
-	memset(c->buf, 0, BUF_SIZE);
-	c->mr = ibv_reg_mr(c->pd, c->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!c->mr)
-		die("ibv_reg_mr: %s", strerror(errno));
-	ia.send_cq = c->scq;
-	ia.recv_cq = c->rcq;
-	ia.cap.max_send_wr = 64;
-	ia.cap.max_recv_wr = 16;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	c->qp = ibv_create_qp(c->pd, &ia);
+	if (!c->pd || !c->scq || !c->rcq)
+		mtest_die("alloc PD / create CQ: %s", strerror(errno));
+	c->buf = mtest_alloc(BUF_SIZE);
+	c->mr = mtest_reg_mr(c->pd, c->buf, BUF_SIZE,
+			     IBV_ACCESS_LOCAL_WRITE | ACCESS, "buffer");
+	c->qp = mtest_create_rc_qp(c->pd, c->scq, c->rcq, &cap);
 	if (!c->qp)
-		die("ibv_create_qp: %s", strerror(errno));
-}
-
-static uint32_t new_psn(uint32_t old)
-{
-	static unsigned int seed;
-	uint32_t p;
-
-	if (!seed)
-		seed = (unsigned int)getpid() ^ (unsigned int)(now() * 1e6);
-	do
-		p = (uint32_t)rand_r(&seed) & 0xffffff;
-	while (((p - old) & 0xffffff) < 4096 || ((old - p) & 0xffffff) < 4096);
-	return p;
+		mtest_die("ibv_create_qp: %s", strerror(errno));
 }
 
 static int qp_state(struct ctx *c)
 {
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	if (ibv_query_qp(c->qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
-}
-
-static void qp_modify(struct ctx *c, struct ibv_qp_attr *a, int mask,
-		      const char *what)
-{
-	int err = ibv_modify_qp(c->qp, a, mask);
-
-	if (err)
-		die("ibv_modify_qp to %s: %s (QP in %s)", what, strerror(err),
-		    qps_name(qp_state(c)));
+	return mtest_qp_state(c->qp);
 }
 
 static void qp_reset_init(struct ctx *c)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-
-	qp_modify(c, &a, IBV_QP_STATE, "RESET");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	qp_modify(c, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		  IBV_QP_ACCESS_FLAGS, "INIT");
+	mtest_qp_reset_init(c->qp, 1, ACCESS);
 }
 
 static void qp_rtr_rts(struct ctx *c)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = c->peer.qpn, .rq_psn = c->peer.psn,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = c->peer.gid,
-				      .sgid_index = (uint8_t)c->gidx,
-				      .hop_limit = 64 } },
+	struct mtest_path p = {
+		.dest_qpn = c->peer.qpn, .rq_psn = c->peer.psn,
+		.sq_psn = c->psn, .dgid = c->peer.gid,
+		.sgid_index = (uint8_t)c->gidx, .port = 1,
+		.mtu = IBV_MTU_1024, .rd_atomic = 1, .timeout = c->timeout,
+		.retry_cnt = c->retry,
 	};
 
-	qp_modify(c, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-		  IBV_QP_MIN_RNR_TIMER, "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = c->psn;
-	a.timeout = c->timeout;
-	a.retry_cnt = c->retry;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	qp_modify(c, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-		  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
-		  "RTS");
-}
-
-static void gid_hex(const union ibv_gid *g, char *out)
-{
-	int i;
-
-	for (i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", g->raw[i]);
-}
-
-static int hex_gid(const char *s, union ibv_gid *g)
-{
-	int i;
-	unsigned int b;
-
-	if (strlen(s) != 32)
-		return -1;
-	for (i = 0; i < 16; i++) {
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			return -1;
-		g->raw[i] = (uint8_t)b;
-	}
-	return 0;
+	mtest_qp_rtr_rts(c->qp, &p);
 }
 
 static void send_hello(struct ctx *c, const char *word)
 {
-	char g[33];
+	char g[64];
 
-	gid_hex(&c->gid, g);
-	ctl_send(c->sock, "%s %u %u %s %llu %u", word, c->qp->qp_num, c->psn,
-		 g, (unsigned long long)(uintptr_t)c->buf, c->mr->rkey);
+	ctl_send(&c->ctl, "%s %u %u %s %llu %u", word, c->qp->qp_num, c->psn,
+		 mtest_gid_str(&c->gid, g, sizeof(g)),
+		 (unsigned long long)(uintptr_t)c->buf, c->mr->rkey);
 }
 
 static int parse_hello(struct ctx *c, const char *line, const char *word)
@@ -458,67 +272,30 @@ static int parse_hello(struct ctx *c, const char *line, const char *word)
 
 	if (sscanf(line, "%15s %u %u %63s %llu %u", w, &c->peer.qpn,
 		   &c->peer.psn, g, &addr, &c->peer.rkey) != 6 ||
-	    strcmp(w, word) || hex_gid(g, &c->peer.gid))
+	    strcmp(w, word) || mtest_gid_parse(g, &c->peer.gid))
 		return -1;
 	c->peer.addr = addr;
 	return 0;
 }
 
+/* @op from @loff in our buffer to @roff in the peer's; the errno value */
 static int post_write(struct ctx *c, enum ibv_wr_opcode op, uint64_t wr_id,
 		      uint32_t loff, uint32_t len, uint64_t roff, uint32_t imm)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf + loff, len, c->mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
-		.wr.rdma = { c->peer.addr + roff, c->peer.rkey },
-	}, *bad_wr;
-	int err = ibv_post_send(c->qp, &wr, &bad_wr);
-
-	if (err)	/* verbs return the errno value */
-		errno = err;
-	return err;
+	return mtest_post_send(c->qp, wr_id, op, c->buf + loff, len,
+			       c->mr->lkey, c->peer.addr + roff, c->peer.rkey,
+			       imm);
 }
 
 static int post_recv(struct ctx *c, uint64_t wr_id, uint32_t off, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)c->buf + off, len, c->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = len ? 1 : 0 }, *bad_wr;
-	int err = ibv_post_recv(c->qp, &wr, &bad_wr);
-
-	if (err)
-		errno = err;
-	return err;
-}
-
-/* One completion from @cq within @ms; false on timeout. */
-static bool wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	double end = now() + ms / 1000.0;
-
-	for (;;) {
-		int r = ibv_poll_cq(cq, 1, wc);
-
-		if (r < 0)
-			die("ibv_poll_cq: %d", r);
-		if (r)
-			return true;
-		if (now() > end)
-			return false;
-		nap();
-	}
+	return mtest_post_recv(c->qp, wr_id, c->buf + off, len, c->mr->lkey);
 }
 
 /* Whatever is left on both CQs; returns how many completions. */
 static int drain_cqs(struct ctx *c)
 {
-	struct ibv_wc wc;
-	int n = 0;
-
-	while (ibv_poll_cq(c->scq, 1, &wc) > 0 || ibv_poll_cq(c->rcq, 1, &wc) > 0)
-		n++;
-	return n;
+	return mtest_drain_cq(c->scq) + mtest_drain_cq(c->rcq);
 }
 
 static int port_state(struct ctx *c)
@@ -526,18 +303,18 @@ static int port_state(struct ctx *c)
 	struct ibv_port_attr pa;
 
 	if (ibv_query_port(c->dev, 1, &pa))
-		die("ibv_query_port: %s", strerror(errno));
+		mtest_die("ibv_query_port: %s", strerror(errno));
 	return pa.state;
 }
 
 static void wait_port(struct ctx *c, bool active, int secs)
 {
-	double end = now() + secs;
+	double end = mtest_now() + secs;
 
 	while ((port_state(c) == IBV_PORT_ACTIVE) != active) {
-		if (now() > end)
-			die("the port did not go %s within %d s",
-			    active ? "ACTIVE" : "DOWN", secs);
+		if (mtest_now() > end)
+			mtest_die("the port did not go %s within %d s",
+				  active ? "ACTIVE" : "DOWN", secs);
 		msleep(20);
 	}
 }
@@ -566,9 +343,9 @@ static void stream_post(struct ctx *c, struct stream *s)
 		err = post_write(c, IBV_WR_RDMA_WRITE, s->posted, slot * MSG,
 				 s->size, slot * MSG, 0);
 		if (err)
-			die("ibv_post_send of WRITE %llu: %s",
-			    (unsigned long long)s->posted, strerror(err));
-		s->t_post[slot] = now();
+			mtest_die("ibv_post_send of WRITE %llu: %s",
+				  (unsigned long long)s->posted, strerror(err));
+		s->t_post[slot] = mtest_now();
 		s->posted++;
 	}
 }
@@ -586,7 +363,7 @@ static int stream_step(struct ctx *c, struct stream *s, struct ibv_wc *err)
 	stream_post(c, s);
 	n = ibv_poll_cq(c->scq, 1, &wc);
 	if (n < 0)
-		die("ibv_poll_cq: %d", n);
+		mtest_die("ibv_poll_cq: %d", n);
 	if (!n)
 		return 0;
 	if (wc.status != IBV_WC_SUCCESS) {
@@ -594,12 +371,12 @@ static int stream_step(struct ctx *c, struct stream *s, struct ibv_wc *err)
 		return -1;
 	}
 	if (wc.wr_id != s->done || wc.opcode != IBV_WC_RDMA_WRITE)
-		bad("WRITE completion out of order or wrong: wr_id %llu opcode %d, expected wr_id %llu RDMA_WRITE",
-		    (unsigned long long)wc.wr_id, wc.opcode,
-		    (unsigned long long)s->done);
-	if (s->t_last_ok && now() - s->t_last_ok > s->max_gap)
-		s->max_gap = now() - s->t_last_ok;
-	s->t_last_ok = now();
+		mtest_fail("WRITE completion out of order or wrong: wr_id %llu opcode %d, expected wr_id %llu RDMA_WRITE",
+			   (unsigned long long)wc.wr_id, wc.opcode,
+			   (unsigned long long)s->done);
+	if (s->t_last_ok && mtest_now() - s->t_last_ok > s->max_gap)
+		s->max_gap = mtest_now() - s->t_last_ok;
+	s->t_last_ok = mtest_now();
 	s->t_last_ok_post = s->t_post[s->done % NSLOT];
 	s->done++;
 	return 1;
@@ -609,7 +386,7 @@ static int stream_step(struct ctx *c, struct stream *s, struct ibv_wc *err)
 static void stream_n(struct ctx *c, struct stream *s, uint64_t count, int secs)
 {
 	uint64_t goal = s->done + count;
-	double end = now() + secs;
+	double end = mtest_now() + secs;
 	struct ibv_wc wc;
 
 	s->post_more = true;
@@ -618,15 +395,15 @@ static void stream_n(struct ctx *c, struct stream *s, uint64_t count, int secs)
 			s->post_more = false;
 		switch (stream_step(c, s, &wc)) {
 		case -1:
-			die("WRITE %llu completed with %s (%d), vendor_err %u",
-			    (unsigned long long)wc.wr_id,
-			    ibv_wc_status_str(wc.status), wc.status,
-			    wc.vendor_err);
+			mtest_die("WRITE %llu completed with %s (%d), vendor_err %u",
+				  (unsigned long long)wc.wr_id,
+				  ibv_wc_status_str(wc.status), wc.status,
+				  wc.vendor_err);
 		case 0:
-			if (now() > end)
-				die("only %llu of %llu WRITEs completed within %d s",
-				    (unsigned long long)(count - (goal - s->done)),
-				    (unsigned long long)count, secs);
+			if (mtest_now() > end)
+				mtest_die("only %llu of %llu WRITEs completed within %d s",
+					  (unsigned long long)(count - (goal - s->done)),
+					  (unsigned long long)count, secs);
 			nap();
 			break;
 		default:
@@ -642,16 +419,16 @@ static void check_remote(struct ctx *c, struct stream *s, const char *what)
 	uint64_t first = s->done > NSLOT ? s->done - NSLOT : 0;
 	char line[512];
 
-	ctl_send(c->sock, "CHECK %u %llu %llu %u", s->gen,
+	ctl_send(&c->ctl, "CHECK %u %llu %llu %u", s->gen,
 		 (unsigned long long)first,
 		 (unsigned long long)(s->done - first), s->size);
-	ctl_recv(c->sock, line, sizeof(line), 30000);
+	ctl_recv(&c->ctl, line, sizeof(line), 30000);
 	if (strncmp(line, "OK", 2))
-		bad("%s: the server's memory is wrong: %s", what, line);
+		mtest_fail("%s: the server's memory is wrong: %s", what, line);
 	else
-		say("%s: the server verified WRITEs %llu..%llu byte for byte",
-		    what, (unsigned long long)first,
-		    (unsigned long long)s->done - 1);
+		mtest_say("%s: the server verified WRITEs %llu..%llu byte for byte",
+			  what, (unsigned long long)first,
+			  (unsigned long long)s->done - 1);
 }
 
 /*
@@ -671,41 +448,43 @@ static void send_exchange(struct ctx *c, uint32_t gen, const char *what)
 	err = post_write(c, IBV_WR_SEND_WITH_IMM, WRID_EXTRA | 1, RECV_OFF,
 			 SEND_LEN, 0, imm);
 	if (err)
-		die("%s: ibv_post_send SEND_WITH_IMM: %s", what, strerror(err));
-	if (!wait_wc(c->scq, &wc, 10000))
-		die("%s: no completion of the SEND_WITH_IMM within 10 s", what);
+		mtest_die("%s: ibv_post_send SEND_WITH_IMM: %s", what,
+			  strerror(err));
+	if (!mtest_wait_wc(c->scq, &wc, 10000))
+		mtest_die("%s: no completion of the SEND_WITH_IMM within 10 s",
+			  what);
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_SEND ||
 	    wc.wr_id != (WRID_EXTRA | 1))
-		die("%s: SEND_WITH_IMM completed %s, opcode %d, wr_id %#llx",
-		    what, ibv_wc_status_str(wc.status), wc.opcode,
-		    (unsigned long long)wc.wr_id);
-	ctl_send(c->sock, "SENT %u %u %u", SEND_LEN, imm, gen);
-	ctl_recv(c->sock, line, sizeof(line), 30000);
+		mtest_die("%s: SEND_WITH_IMM completed %s, opcode %d, wr_id %#llx",
+			  what, ibv_wc_status_str(wc.status), wc.opcode,
+			  (unsigned long long)wc.wr_id);
+	ctl_send(&c->ctl, "SENT %u %u %u", SEND_LEN, imm, gen);
+	ctl_recv(&c->ctl, line, sizeof(line), 30000);
 	if (strncmp(line, "OK", 2)) {
-		bad("%s: the server: %s", what, line);
+		mtest_fail("%s: the server: %s", what, line);
 		return;
 	}
-	if (!wait_wc(c->rcq, &wc, 10000))
-		die("%s: no receive completion for the server's WRITE_WITH_IMM within 10 s",
-		    what);
+	if (!mtest_wait_wc(c->rcq, &wc, 10000))
+		mtest_die("%s: no receive completion for the server's WRITE_WITH_IMM within 10 s",
+			  what);
 	if (wc.status != IBV_WC_SUCCESS ||
 	    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 	    !(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != imm + 1 ||
 	    wc.byte_len != IMM_LEN || wc.qp_num != c->qp->qp_num) {
-		bad("%s: receive completion: status %s opcode %d flags %#x imm %#x (expected %#x) byte_len %u (expected %u) qp %u",
-		    what, ibv_wc_status_str(wc.status), wc.opcode, wc.wc_flags,
-		    ntohl(wc.imm_data), imm + 1, wc.byte_len, IMM_LEN,
-		    wc.qp_num);
+		mtest_fail("%s: receive completion: status %s opcode %d flags %#x imm %#x (expected %#x) byte_len %u (expected %u) qp %u",
+			   what, ibv_wc_status_str(wc.status), wc.opcode,
+			   wc.wc_flags, ntohl(wc.imm_data), imm + 1,
+			   wc.byte_len, IMM_LEN, wc.qp_num);
 		return;
 	}
 	off = differs(c->buf + IMM_OFF, IMM_LEN, pat_key(gen, KEY_IMM));
 	if (off >= 0 || c->buf[IMM_OFF + IMM_LEN] != 0) {
-		bad("%s: WRITE_WITH_IMM data wrong at offset %ld", what,
-		    off >= 0 ? off : IMM_LEN);
+		mtest_fail("%s: WRITE_WITH_IMM data wrong at offset %ld", what,
+			   off >= 0 ? off : IMM_LEN);
 		return;
 	}
-	say("%s: SEND_WITH_IMM (%u bytes) verified by the server, its WRITE_WITH_IMM (%u bytes, imm %#x) verified here",
-	    what, SEND_LEN, IMM_LEN, imm + 1);
+	mtest_say("%s: SEND_WITH_IMM (%u bytes) verified by the server, its WRITE_WITH_IMM (%u bytes, imm %#x) verified here",
+		  what, SEND_LEN, IMM_LEN, imm + 1);
 }
 
 /* Both sides RESET -> RTS with new PSNs, then WRITEs and SEND/IMM. */
@@ -719,56 +498,45 @@ static void reuse(struct ctx *c, uint32_t gen, const char *what)
 	qp_reset_init(c);
 	st = qp_state(c);
 	if (st != IBV_QPS_INIT)
-		bad("%s: QP in %s after RESET -> INIT", what, qps_name(st));
+		mtest_fail("%s: QP in %s after RESET -> INIT", what,
+			   mtest_qp_state_name(st));
 	n = drain_cqs(c);
 	if (n)
-		bad("%s: %d stale completions after the reset", what, n);
+		mtest_fail("%s: %d stale completions after the reset", what, n);
 	if (post_recv(c, WRID_EXTRA | 2, 0, 0))
-		die("%s: ibv_post_recv in INIT: %s", what, strerror(errno));
-	c->psn = new_psn(old);
-	ctl_send(c->sock, "RESET %u", c->psn);
-	ctl_recv(c->sock, line, sizeof(line), 30000);
+		mtest_die("%s: ibv_post_recv in INIT: %s", what,
+			  strerror(errno));
+	c->psn = mtest_new_psn(&c->seed, old);
+	ctl_send(&c->ctl, "RESET %u", c->psn);
+	ctl_recv(&c->ctl, line, sizeof(line), 30000);
 	if (sscanf(line, "READY %u", &c->peer.psn) != 1)
-		die("%s: server answered '%s' to RESET", what, line);
+		mtest_die("%s: server answered '%s' to RESET", what, line);
 	qp_rtr_rts(c);
-	say("%s: QP %u reset and reconnected, sq_psn %u (was %u), rq_psn %u",
-	    what, c->qp->qp_num, c->psn, old, c->peer.psn);
+	mtest_say("%s: QP %u reset and reconnected, sq_psn %u (was %u), rq_psn %u",
+		  what, c->qp->qp_num, c->psn, old, c->peer.psn);
 	stream_n(c, &s, 48, 30);
 	check_remote(c, &s, what);
 	send_exchange(c, gen, what);
 	st = qp_state(c);
 	if (st != IBV_QPS_RTS)
-		bad("%s: QP in %s after reuse", what, qps_name(st));
+		mtest_fail("%s: QP in %s after reuse", what,
+			   mtest_qp_state_name(st));
 }
 
 /* ------------------------------------------------------------- server */
 
-static int do_server(struct ctx *c, int port)
+static int do_server(struct ctx *c, const char *port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)port) };
-	struct pollfd p;
-	int ls, one = 1, st;
 	char line[512];
 	struct ibv_wc wc;
+	int ls, st;
 
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
-		die("TCP port %d: %s", port, strerror(errno));
-	say("listening on TCP port %d", port);
-	p.fd = ls;
-	p.events = POLLIN;
-	if (poll(&p, 1, 60000) != 1)
-		die("no client within 60 s");
-	c->sock = accept(ls, NULL, NULL);
-	if (c->sock < 0)
-		die("accept: %s", strerror(errno));
-	close(ls);
-	setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	ls = mtest_tcp_listen(port);
+	mtest_say("listening on TCP port %s", port);
+	mtest_lines_init(&c->ctl, mtest_tcp_accept(ls, 60));
 	c->timeout = 14;
 	c->retry = 7;
-	c->psn = new_psn(0);
+	c->psn = mtest_new_psn(&c->seed, 0);
 	qp_reset_init(c);
 
 	for (;;) {
@@ -776,27 +544,29 @@ static int do_server(struct ctx *c, int port)
 		unsigned long long first, count, i;
 
 		/* the client may wait for a link to come back first */
-		ctl_recv(c->sock, line, sizeof(line), 120000);
+		ctl_recv(&c->ctl, line, sizeof(line), 120000);
 		if (!strncmp(line, "HELLO ", 6)) {
 			if (parse_hello(c, line, "HELLO"))
-				die("bad HELLO: %s", line);
+				mtest_die("bad HELLO: %s", line);
 			if (post_recv(c, 1, RECV_OFF, MSG))
-				die("ibv_post_recv: %s", strerror(errno));
+				mtest_die("ibv_post_recv: %s", strerror(errno));
 			qp_rtr_rts(c);
 			send_hello(c, "HELLO");
-			say("QP %u connected to QP %u", c->qp->qp_num, c->peer.qpn);
+			mtest_say("QP %u connected to QP %u", c->qp->qp_num,
+				  c->peer.qpn);
 		} else if (sscanf(line, "RESET %u", &c->peer.psn) == 1) {
 			st = qp_state(c);
 			qp_reset_init(c);
 			drain_cqs(c);
 			memset(c->buf, 0, BUF_SIZE);
 			if (post_recv(c, 2, RECV_OFF, MSG))
-				die("ibv_post_recv: %s", strerror(errno));
-			c->psn = new_psn(c->psn);
+				mtest_die("ibv_post_recv: %s", strerror(errno));
+			c->psn = mtest_new_psn(&c->seed, c->psn);
 			qp_rtr_rts(c);
-			ctl_send(c->sock, "READY %u", c->psn);
-			say("QP %u was in %s; reset and reconnected, sq_psn %u rq_psn %u",
-			    c->qp->qp_num, qps_name(st), c->psn, c->peer.psn);
+			ctl_send(&c->ctl, "READY %u", c->psn);
+			mtest_say("QP %u was in %s; reset and reconnected, sq_psn %u rq_psn %u",
+				  c->qp->qp_num, mtest_qp_state_name(st),
+				  c->psn, c->peer.psn);
 		} else if (sscanf(line, "CHECK %u %llu %llu %u", &gen, &first,
 				  &count, &size) == 4 && size <= MSG) {
 			long off = -1;
@@ -805,18 +575,18 @@ static int do_server(struct ctx *c, int port)
 				off = differs(c->buf + (i % NSLOT) * MSG, size,
 					      pat_key(gen, i));
 			if (off >= 0) {
-				bad("WRITE %llu (gen %u, slot %llu): wrong data at offset %ld",
-				    i - 1, gen, (i - 1) % NSLOT, off);
-				ctl_send(c->sock, "FAIL WRITE %llu wrong at offset %ld",
+				mtest_fail("WRITE %llu (gen %u, slot %llu): wrong data at offset %ld",
+					   i - 1, gen, (i - 1) % NSLOT, off);
+				ctl_send(&c->ctl, "FAIL WRITE %llu wrong at offset %ld",
 					 i - 1, off);
 			} else {
-				ctl_send(c->sock, "OK");
+				ctl_send(&c->ctl, "OK");
 			}
 		} else if (sscanf(line, "SENT %u %u %u", &len, &imm, &gen) == 3) {
 			char why[200] = "";
 			long off;
 
-			if (!wait_wc(c->rcq, &wc, 10000))
+			if (!mtest_wait_wc(c->rcq, &wc, 10000))
 				snprintf(why, sizeof(why), "no receive completion within 10 s");
 			else if (wc.status != IBV_WC_SUCCESS ||
 				 wc.opcode != IBV_WC_RECV ||
@@ -836,25 +606,25 @@ static int do_server(struct ctx *c, int port)
 					       IMM_OFF, IMM_LEN, IMM_OFF, imm + 1))
 					snprintf(why, sizeof(why), "ibv_post_send WRITE_WITH_IMM: %s",
 						 strerror(errno));
-				else if (!wait_wc(c->scq, &wc, 10000))
+				else if (!mtest_wait_wc(c->scq, &wc, 10000))
 					snprintf(why, sizeof(why), "WRITE_WITH_IMM: no completion within 10 s");
 				else if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 3)
 					snprintf(why, sizeof(why), "WRITE_WITH_IMM completed %s",
 						 ibv_wc_status_str(wc.status));
 			}
 			if (why[0]) {
-				bad("%s", why);
-				ctl_send(c->sock, "FAIL %s", why);
+				mtest_fail("%s", why);
+				ctl_send(&c->ctl, "FAIL %s", why);
 			} else {
-				say("SEND_WITH_IMM %u bytes imm %#x verified; answered with WRITE_WITH_IMM",
-				    len, imm);
-				ctl_send(c->sock, "OK");
+				mtest_say("SEND_WITH_IMM %u bytes imm %#x verified; answered with WRITE_WITH_IMM",
+					  len, imm);
+				ctl_send(&c->ctl, "OK");
 			}
 		} else if (!strcmp(line, "BYE")) {
-			ctl_send(c->sock, "BYE");
+			ctl_send(&c->ctl, "BYE");
 			break;
 		} else {
-			die("unknown command from the client: %s", line);
+			mtest_die("unknown command from the client: %s", line);
 		}
 	}
 	return 0;
@@ -888,52 +658,55 @@ static void check_failed(struct ctx *c, struct stream *s,
 	int st, st0 = qp_state(c);
 
 	if (first->status != IBV_WC_RETRY_EXC_ERR)
-		bad("first error completion: %s (%d), expected IBV_WC_RETRY_EXC_ERR",
-		    ibv_wc_status_str(first->status), first->status);
+		mtest_fail("first error completion: %s (%d), expected IBV_WC_RETRY_EXC_ERR",
+			   ibv_wc_status_str(first->status), first->status);
 	if (first->wr_id != s->done)
-		bad("RETRY_EXC_ERR for wr_id %llu, expected the oldest outstanding WRITE %llu",
-		    (unsigned long long)first->wr_id,
-		    (unsigned long long)s->done);
+		mtest_fail("RETRY_EXC_ERR for wr_id %llu, expected the oldest outstanding WRITE %llu",
+			   (unsigned long long)first->wr_id,
+			   (unsigned long long)s->done);
 	if (first->qp_num != c->qp->qp_num)
-		bad("error completion names QP %u, not %u", first->qp_num,
-		    c->qp->qp_num);
+		mtest_fail("error completion names QP %u, not %u",
+			   first->qp_num, c->qp->qp_num);
 	for (seq = first->wr_id + 1; seq < s->posted; seq++) {
-		if (!wait_wc(c->scq, &wc, 5000)) {
-			bad("WRITE %llu: no completion within 5 s after the RETRY_EXC_ERR",
-			    (unsigned long long)seq);
+		if (!mtest_wait_wc(c->scq, &wc, 5000)) {
+			mtest_fail("WRITE %llu: no completion within 5 s after the RETRY_EXC_ERR",
+				   (unsigned long long)seq);
 			break;
 		}
 		if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != seq)
-			bad("after RETRY_EXC_ERR: wr_id %llu completed %s, expected WRITE %llu IBV_WC_WR_FLUSH_ERR",
-			    (unsigned long long)wc.wr_id,
-			    ibv_wc_status_str(wc.status),
-			    (unsigned long long)seq);
+			mtest_fail("after RETRY_EXC_ERR: wr_id %llu completed %s, expected WRITE %llu IBV_WC_WR_FLUSH_ERR",
+				   (unsigned long long)wc.wr_id,
+				   ibv_wc_status_str(wc.status),
+				   (unsigned long long)seq);
 		else
 			flushed++;
 	}
 	/* asked as soon as the error completion was polled */
 	if (st0 != IBV_QPS_ERR)
-		bad("QP in %s when its RETRY_EXC_ERR completion was polled, expected ERR",
-		    qps_name(st0));
+		mtest_fail("QP in %s when its RETRY_EXC_ERR completion was polled, expected ERR",
+			   mtest_qp_state_name(st0));
 	st = qp_state(c);
 	if (st != IBV_QPS_ERR)
-		bad("QP in %s after RETRY_EXC_ERR, expected ERR", qps_name(st));
+		mtest_fail("QP in %s after RETRY_EXC_ERR, expected ERR",
+			   mtest_qp_state_name(st));
 	/* a WR posted in ERR is flushed (C10-96) */
 	if (post_write(c, IBV_WR_RDMA_WRITE, WRID_EXTRA | 7, 0, MSG, 0, 0))
-		bad("ibv_post_send in ERR: %s", strerror(errno));
-	else if (!wait_wc(c->scq, &wc, 5000))
-		bad("a WRITE posted in ERR did not complete within 5 s");
+		mtest_fail("ibv_post_send in ERR: %s", strerror(errno));
+	else if (!mtest_wait_wc(c->scq, &wc, 5000))
+		mtest_fail("a WRITE posted in ERR did not complete within 5 s");
 	else if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != (WRID_EXTRA | 7))
-		bad("a WRITE posted in ERR completed %s (wr_id %#llx), expected IBV_WC_WR_FLUSH_ERR",
-		    ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
-	if (!wait_wc(c->rcq, &wc, 5000))
-		bad("the posted receive was not flushed within 5 s");
+		mtest_fail("a WRITE posted in ERR completed %s (wr_id %#llx), expected IBV_WC_WR_FLUSH_ERR",
+			   ibv_wc_status_str(wc.status),
+			   (unsigned long long)wc.wr_id);
+	if (!mtest_wait_wc(c->rcq, &wc, 5000))
+		mtest_fail("the posted receive was not flushed within 5 s");
 	else if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != (WRID_EXTRA | 3))
-		bad("the receive completed %s (wr_id %#llx), expected IBV_WC_WR_FLUSH_ERR",
-		    ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
-	say("%llu WRITEs completed before the failure, 1 RETRY_EXC_ERR, %llu flushed, QP in %s (%s at the error completion)",
-	    (unsigned long long)s->done, (unsigned long long)flushed,
-	    qps_name(st), qps_name(st0));
+		mtest_fail("the receive completed %s (wr_id %#llx), expected IBV_WC_WR_FLUSH_ERR",
+			   ibv_wc_status_str(wc.status),
+			   (unsigned long long)wc.wr_id);
+	mtest_say("%llu WRITEs completed before the failure, 1 RETRY_EXC_ERR, %llu flushed, QP in %s (%s at the error completion)",
+		  (unsigned long long)s->done, (unsigned long long)flushed,
+		  mtest_qp_state_name(st), mtest_qp_state_name(st0));
 }
 
 static void mode_retry(struct ctx *c, const struct opts *o, bool idle)
@@ -942,56 +715,56 @@ static void mode_retry(struct ctx *c, const struct opts *o, bool idle)
 			    .post_more = true };
 	double exp = t_ms(o->timeout) * (o->retry + 1);
 	double lo = exp - o->tol_ms, hi = exp + o->rto_max_ms + o->slack_ms;
-	double t0 = now(), t_down = 0, t_port = 0, t_err, t_post = 0, ms, ms_down;
-	double ms_upper;
+	double t0 = mtest_now(), t_down = 0, t_port = 0, t_err, t_post = 0;
+	double ms, ms_down, ms_upper;
 	bool announced = false;
 	struct ibv_wc wc;
 	int r;
 
-	say("timeout %d (T = %.1f ms), retry_cnt %d: RETRY_EXC_ERR expected %.0f ms after the last progress (accepted: >= %.0f ms after it, <= %.0f ms after the last completion)",
-	    o->timeout, t_ms(o->timeout), o->retry, exp, lo, hi);
+	mtest_say("timeout %d (T = %.1f ms), retry_cnt %d: RETRY_EXC_ERR expected %.0f ms after the last progress (accepted: >= %.0f ms after it, <= %.0f ms after the last completion)",
+		  o->timeout, t_ms(o->timeout), o->retry, exp, lo, hi);
 	if (idle) {
 		double idle_s = (exp + 300) / 1000;
 
 		stream_n(c, &s, 32, 30);
-		say("idle");	/* the caller takes the link down now */
+		mtest_say("idle");	/* the caller takes the link down now */
 		wait_port(c, false, o->wait_s);
-		t_down = now();
-		while (now() - s.t_last_ok < idle_s)
+		t_down = mtest_now();
+		while (mtest_now() - s.t_last_ok < idle_s)
 			msleep(10);
-		say("idle for %.0f ms with the port down; posting one WRITE",
-		    (now() - s.t_last_ok) * 1000);
+		mtest_say("idle for %.0f ms with the port down; posting one WRITE",
+			  (mtest_now() - s.t_last_ok) * 1000);
 		s.post_more = true;
 		s.depth = 1;
-		t_post = now();
+		t_post = mtest_now();
 	}
 	for (;;) {
 		r = stream_step(c, &s, &wc);
 		if (r < 0)
 			break;
 		if (idle && r > 0)
-			bad("the WRITE posted into the dead link completed successfully");
+			mtest_fail("the WRITE posted into the dead link completed successfully");
 		if (!announced && s.done >= 32) {
 			announced = true;
-			say("streaming");	/* the caller takes the link down */
+			mtest_say("streaming");	/* the caller takes the link down */
 		}
-		if (now() > t_port) {
+		if (mtest_now() > t_port) {
 			if (!t_down && port_state(c) != IBV_PORT_ACTIVE) {
-				t_down = now();
-				say("port down after %llu WRITEs completed",
-				    (unsigned long long)s.done);
+				t_down = mtest_now();
+				mtest_say("port down after %llu WRITEs completed",
+					  (unsigned long long)s.done);
 			}
-			t_port = now() + 0.01;
+			t_port = mtest_now() + 0.01;
 		}
-		if (now() - (t_down ? t_down : t0) > o->wait_s + hi / 1000)
-			die("no error completion %s (%llu WRITEs completed)",
-			    t_down ? "long after the port went down" :
-				     "and the port never went down",
-			    (unsigned long long)s.done);
+		if (mtest_now() - (t_down ? t_down : t0) > o->wait_s + hi / 1000)
+			mtest_die("no error completion %s (%llu WRITEs completed)",
+				  t_down ? "long after the port went down" :
+					   "and the port never went down",
+				  (unsigned long long)s.done);
 		if (!r)
 			nap();
 	}
-	t_err = now();
+	t_err = mtest_now();
 	ms = (t_err - (idle ? t_post : s.t_last_ok)) * 1000;
 	/*
 	 * The driver's last progress is an ACK for, so later than the post
@@ -1009,18 +782,18 @@ static void mode_retry(struct ctx *c, const struct opts *o, bool idle)
 	fflush(stdout);
 	/* jiffies: the driver may round down by a tick or two (HZ >= 250) */
 	if (ms_upper < lo)
-		bad("RETRY_EXC_ERR at most %.0f ms after the last progress: too early (T x (retry_cnt + 1) = %.0f ms)",
-		    ms_upper, exp);
+		mtest_fail("RETRY_EXC_ERR at most %.0f ms after the last progress: too early (T x (retry_cnt + 1) = %.0f ms)",
+			   ms_upper, exp);
 	else if (ms > hi)
-		bad("RETRY_EXC_ERR %.0f ms after the last completion: too late (T x (retry_cnt + 1) + RTO_max + slack = %.0f ms)",
-		    ms, hi);
+		mtest_fail("RETRY_EXC_ERR %.0f ms after the last completion: too late (T x (retry_cnt + 1) + RTO_max + slack = %.0f ms)",
+			   ms, hi);
 	else
-		say("RETRY_EXC_ERR %.0f ms after the last completion, at most %.0f ms after the last progress: within %.0f..%.0f ms",
-		    ms, ms_upper, lo, hi);
+		mtest_say("RETRY_EXC_ERR %.0f ms after the last completion, at most %.0f ms after the last progress: within %.0f..%.0f ms",
+			  ms, ms_upper, lo, hi);
 	if (ms < exp * 0.9)
-		say("note: %.0f ms from the last completion seen here, less than the budget: this process saw that completion %.0f ms after posting the WRITE (scheduling delays); the bound that counts is upper_bound_ms",
-		    ms, ms_upper - ms);
-	say("waiting for the link");	/* the caller brings it back */
+		mtest_say("note: %.0f ms from the last completion seen here, less than the budget: this process saw that completion %.0f ms after posting the WRITE (scheduling delays); the bound that counts is upper_bound_ms",
+			  ms, ms_upper - ms);
+	mtest_say("waiting for the link");	/* the caller brings it back */
 	wait_port(c, true, o->wait_s);
 	reuse(c, 2, "reuse after RETRY_EXC_ERR");
 }
@@ -1029,54 +802,57 @@ static void mode_infinite(struct ctx *c, const struct opts *o)
 {
 	struct stream s = { .gen = 1, .size = o->size, .depth = o->depth,
 			    .post_more = true };
-	double t0 = now(), t_down = 0, t_up = 0, t_port = 0, t_resumed = 0;
-	double t_drained = 0;
+	double t0 = mtest_now(), t_down = 0, t_up = 0, t_port = 0;
+	double t_resumed = 0, t_drained = 0;
 	bool announced = false;
 	struct ibv_wc wc;
 	uint64_t stalled = 0;
 	int r;
 
-	say("timeout 0: the QP must wait for the peer forever");
+	mtest_say("timeout 0: the QP must wait for the peer forever");
 	for (;;) {
 		r = stream_step(c, &s, &wc);
 		if (r < 0)
-			die("WRITE %llu completed with %s (%d) %.0f ms after the port went down: timeout 0 must never give up",
-			    (unsigned long long)wc.wr_id,
-			    ibv_wc_status_str(wc.status), wc.status,
-			    t_down ? (now() - t_down) * 1000 : -1.0);
+			mtest_die("WRITE %llu completed with %s (%d) %.0f ms after the port went down: timeout 0 must never give up",
+				  (unsigned long long)wc.wr_id,
+				  ibv_wc_status_str(wc.status), wc.status,
+				  t_down ? (mtest_now() - t_down) * 1e3 : -1.0);
 		if (r > 0 && t_up && !t_resumed)
-			t_resumed = now();
+			t_resumed = mtest_now();
 		if (!announced && s.done >= 32) {
 			announced = true;
-			say("streaming");
+			mtest_say("streaming");
 		}
-		if (now() > t_port) {
+		if (mtest_now() > t_port) {
 			int active = port_state(c) == IBV_PORT_ACTIVE;
 
 			if (!t_down && !active) {
-				t_down = now();
+				t_down = mtest_now();
 				stalled = s.posted - s.done;
 				s.post_more = false;
-				say("port down, %llu WRITEs outstanding",
-				    (unsigned long long)stalled);
+				mtest_say("port down, %llu WRITEs outstanding",
+					  (unsigned long long)stalled);
 			} else if (t_down && !t_up && active) {
-				t_up = now();
-				say("port up again after %.0f ms",
-				    (t_up - t_down) * 1000);
+				t_up = mtest_now();
+				mtest_say("port up again after %.0f ms",
+					  (t_up - t_down) * 1000);
 			}
-			t_port = now() + 0.01;
+			t_port = mtest_now() + 0.01;
 		}
 		if (t_up && s.done == s.posted) {
-			t_drained = now();
+			t_drained = mtest_now();
 			break;
 		}
-		if (!t_down && now() - t0 > o->wait_s)
-			die("the port did not go down within %d s", o->wait_s);
-		if (t_down && !t_up && now() - t_down > o->wait_s)
-			die("the port did not come back within %d s", o->wait_s);
-		if (t_up && now() - t_up > o->wait_s)
-			die("%llu WRITEs still outstanding %d s after the link came back",
-			    (unsigned long long)(s.posted - s.done), o->wait_s);
+		if (!t_down && mtest_now() - t0 > o->wait_s)
+			mtest_die("the port did not go down within %d s",
+				  o->wait_s);
+		if (t_down && !t_up && mtest_now() - t_down > o->wait_s)
+			mtest_die("the port did not come back within %d s",
+				  o->wait_s);
+		if (t_up && mtest_now() - t_up > o->wait_s)
+			mtest_die("%llu WRITEs still outstanding %d s after the link came back",
+				  (unsigned long long)(s.posted - s.done),
+				  o->wait_s);
 		if (!r)
 			nap();
 	}
@@ -1087,16 +863,16 @@ static void mode_infinite(struct ctx *c, const struct opts *o)
 	       s.size, o->min_down_ms);
 	fflush(stdout);
 	if ((t_up - t_down) * 1000 < o->min_down_ms)
-		bad("the link was down for %.0f ms only, less than %.0f ms: nothing proven",
-		    (t_up - t_down) * 1000, o->min_down_ms);
+		mtest_fail("the link was down for %.0f ms only, less than %.0f ms: nothing proven",
+			   (t_up - t_down) * 1000, o->min_down_ms);
 	if (s.max_gap * 1000 < o->min_down_ms)
-		bad("completions stalled for %.0f ms only (< %.0f ms)?",
-		    s.max_gap * 1000, o->min_down_ms);
+		mtest_fail("completions stalled for %.0f ms only (< %.0f ms)?",
+			   s.max_gap * 1000, o->min_down_ms);
 	if (!stalled)
-		bad("no WRITE was outstanding while the link was down");
+		mtest_fail("no WRITE was outstanding while the link was down");
 	if (qp_state(c) != IBV_QPS_RTS)
-		bad("QP in %s after the outage, expected RTS",
-		    qps_name(qp_state(c)));
+		mtest_fail("QP in %s after the outage, expected RTS",
+			   mtest_qp_state_name(qp_state(c)));
 	check_remote(c, &s, "after the outage");
 	stream_n(c, &s, 32, 30);
 	check_remote(c, &s, "resumed");
@@ -1120,111 +896,99 @@ static void mode_flush(struct ctx *c, const struct opts *o)
 	 * cannot complete before it.
 	 */
 	if (post_write(c, IBV_WR_SEND, WRID_EXTRA | 8, RECV_OFF, 100, 0, 0))
-		die("ibv_post_send SEND: %s", strerror(errno));
-	if (!wait_wc(c->scq, &wc, 10000))
-		die("no completion of the first SEND within 10 s");
+		mtest_die("ibv_post_send SEND: %s", strerror(errno));
+	if (!mtest_wait_wc(c->scq, &wc, 10000))
+		mtest_die("no completion of the first SEND within 10 s");
 	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != (WRID_EXTRA | 8))
-		die("the first SEND completed %s, wr_id %#llx",
-		    ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
+		mtest_die("the first SEND completed %s, wr_id %#llx",
+			  ibv_wc_status_str(wc.status),
+			  (unsigned long long)wc.wr_id);
 	if (post_write(c, IBV_WR_SEND, WRID_EXTRA | 9, RECV_OFF, 100, 0, 0))
-		die("ibv_post_send SEND: %s", strerror(errno));
+		mtest_die("ibv_post_send SEND: %s", strerror(errno));
 	stream_post(c, &s);
 	/* the connect-time receive plus 3 more, never consumed */
 	for (i = 4; i < 7; i++)
 		if (post_recv(c, WRID_EXTRA | i, IMM_OFF, MSG))
-			die("ibv_post_recv: %s", strerror(errno));
+			mtest_die("ibv_post_recv: %s", strerror(errno));
 	msleep(200);
 	if (ibv_poll_cq(c->scq, 1, &wc))
-		die("a WR completed (%s, wr_id %#llx) although a SEND before it waits for a receive (RNR)",
-		    ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
-	qp_modify(c, &a, IBV_QP_STATE, "ERR");
+		mtest_die("a WR completed (%s, wr_id %#llx) although a SEND before it waits for a receive (RNR)",
+			  ibv_wc_status_str(wc.status),
+			  (unsigned long long)wc.wr_id);
+	mtest_modify_qp(c->qp, &a, IBV_QP_STATE, "ERR");
 	st = qp_state(c);
 	if (st != IBV_QPS_ERR)
-		bad("QP in %s after modify to ERR", qps_name(st));
+		mtest_fail("QP in %s after modify to ERR",
+			   mtest_qp_state_name(st));
 	for (i = 0; i < 4; i++)
 		if (post_write(c, IBV_WR_RDMA_WRITE, WRID_EXTRA | (16 + i), 0,
 			       MSG, 0, 0))
-			bad("ibv_post_send in ERR: %s", strerror(errno));
+			mtest_fail("ibv_post_send in ERR: %s", strerror(errno));
 	/* the SEND, the WRITEs, the WRs posted in ERR: flushed, in order */
 	for (i = -1; i < (int)s.posted + 4; i++) {
 		want = i < 0 ? WRID_EXTRA | 9 : i < (int)s.posted ?
 			(uint64_t)i : WRID_EXTRA | (16 + i - s.posted);
-		if (!wait_wc(c->scq, &wc, 5000)) {
-			bad("wr_id %#llx: no completion within 5 s of the move to ERR",
-			    (unsigned long long)want);
+		if (!mtest_wait_wc(c->scq, &wc, 5000)) {
+			mtest_fail("wr_id %#llx: no completion within 5 s of the move to ERR",
+				   (unsigned long long)want);
 			break;
 		}
 		if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != want)
-			bad("completion %s wr_id %#llx, expected IBV_WC_WR_FLUSH_ERR for wr_id %#llx",
-			    ibv_wc_status_str(wc.status),
-			    (unsigned long long)wc.wr_id,
-			    (unsigned long long)want);
+			mtest_fail("completion %s wr_id %#llx, expected IBV_WC_WR_FLUSH_ERR for wr_id %#llx",
+				   ibv_wc_status_str(wc.status),
+				   (unsigned long long)wc.wr_id,
+				   (unsigned long long)want);
 		else
 			flushed++;
 	}
 	for (i = 0; i < 4; i++) {
 		want = WRID_EXTRA | (3 + i);
-		if (!wait_wc(c->rcq, &wc, 5000)) {
-			bad("receive %d of 4 not flushed within 5 s", i + 1);
+		if (!mtest_wait_wc(c->rcq, &wc, 5000)) {
+			mtest_fail("receive %d of 4 not flushed within 5 s",
+				   i + 1);
 			break;
 		}
 		if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != want)
-			bad("receive: %s wr_id %#llx, expected IBV_WC_WR_FLUSH_ERR wr_id %#llx",
-			    ibv_wc_status_str(wc.status),
-			    (unsigned long long)wc.wr_id,
-			    (unsigned long long)want);
+			mtest_fail("receive: %s wr_id %#llx, expected IBV_WC_WR_FLUSH_ERR wr_id %#llx",
+				   ibv_wc_status_str(wc.status),
+				   (unsigned long long)wc.wr_id,
+				   (unsigned long long)want);
 		else
 			recvs++;
 	}
 	if (ibv_poll_cq(c->scq, 1, &wc) || ibv_poll_cq(c->rcq, 1, &wc))
-		bad("an extra completion: %s wr_id %#llx",
-		    ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
+		mtest_fail("an extra completion: %s wr_id %#llx",
+			   ibv_wc_status_str(wc.status),
+			   (unsigned long long)wc.wr_id);
 	printf("flush_flushed_sends=%llu of %llu flush_recvs=%d of 4\n",
 	       (unsigned long long)flushed,
 	       (unsigned long long)s.posted + 5, recvs);
-	say("modify to ERR: the RNR-blocked SEND, %llu WRITEs behind it and 4 WRITEs posted in ERR flushed in order (%llu of %llu), %d receives flushed",
-	    (unsigned long long)s.posted, (unsigned long long)flushed,
-	    (unsigned long long)s.posted + 5, recvs);
+	mtest_say("modify to ERR: the RNR-blocked SEND, %llu WRITEs behind it and 4 WRITEs posted in ERR flushed in order (%llu of %llu), %d receives flushed",
+		  (unsigned long long)s.posted, (unsigned long long)flushed,
+		  (unsigned long long)s.posted + 5, recvs);
 	reuse(c, 2, "reuse after modify to ERR");
 }
 
-static int do_client(struct ctx *c, const char *ip, int port,
+static int do_client(struct ctx *c, const char *ip, const char *port,
 		     const struct opts *o)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons((uint16_t)port) };
-	double end = now() + 20;
 	char line[512];
-	int one = 1;
 
-	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-		die("bad server address %s", ip);
-	for (;;) {
-		c->sock = socket(AF_INET, SOCK_STREAM, 0);
-		if (c->sock < 0)
-			die("socket: %s", strerror(errno));
-		if (!connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)))
-			break;
-		close(c->sock);
-		if (now() > end)
-			die("cannot connect to %s:%d: %s", ip, port, strerror(errno));
-		msleep(200);
-	}
-	setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	mtest_lines_init(&c->ctl, mtest_tcp_connect(ip, port, 20));
 	c->timeout = (uint8_t)o->timeout;
 	c->retry = (uint8_t)o->retry;
-	c->psn = new_psn(0);
+	c->psn = mtest_new_psn(&c->seed, 0);
 	qp_reset_init(c);
 	if (post_recv(c, WRID_EXTRA | 3, 0, 0))
-		die("ibv_post_recv: %s", strerror(errno));
+		mtest_die("ibv_post_recv: %s", strerror(errno));
 	send_hello(c, "HELLO");
-	ctl_recv(c->sock, line, sizeof(line), 30000);
+	ctl_recv(&c->ctl, line, sizeof(line), 30000);
 	if (parse_hello(c, line, "HELLO"))
-		die("bad HELLO from the server: %s", line);
+		mtest_die("bad HELLO from the server: %s", line);
 	qp_rtr_rts(c);
-	say("QP %u connected to QP %u, timeout %d retry_cnt %d, sq_psn %u rq_psn %u",
-	    c->qp->qp_num, c->peer.qpn, o->timeout, o->retry, c->psn,
-	    c->peer.psn);
+	mtest_say("QP %u connected to QP %u, timeout %d retry_cnt %d, sq_psn %u rq_psn %u",
+		  c->qp->qp_num, c->peer.qpn, o->timeout, o->retry, c->psn,
+		  c->peer.psn);
 
 	if (!strcmp(o->mode, "retry"))
 		mode_retry(c, o, false);
@@ -1235,9 +999,41 @@ static int do_client(struct ctx *c, const char *ip, int port,
 	else
 		mode_flush(c, o);
 
-	ctl_send(c->sock, "BYE");
-	ctl_recv(c->sock, line, sizeof(line), 30000);
+	ctl_send(&c->ctl, "BYE");
+	ctl_recv(&c->ctl, line, sizeof(line), 30000);
 	return 0;
+}
+
+/* --NAME VALUE into @o; -1 for an unknown NAME */
+static int parse_opt(struct opts *o, const char *name, const char *v)
+{
+	const struct { const char *name; int *i; double *d; } num[] = {
+		{ "--timeout", .i = &o->timeout },
+		{ "--retry", .i = &o->retry },
+		{ "--depth", .i = &o->depth },
+		{ "--size", .i = &o->size },
+		{ "--wait-s", .i = &o->wait_s },
+		{ "--tol-ms", .d = &o->tol_ms },
+		{ "--rto-max-ms", .d = &o->rto_max_ms },
+		{ "--slack-ms", .d = &o->slack_ms },
+		{ "--min-down-ms", .d = &o->min_down_ms },
+	};
+	size_t k;
+
+	if (!strcmp(name, "--mode")) {
+		o->mode = v;
+		return 0;
+	}
+	for (k = 0; k < MTEST_ARRAY_SIZE(num); k++) {
+		if (strcmp(name, num[k].name))
+			continue;
+		if (num[k].i)
+			*num[k].i = atoi(v);
+		else
+			*num[k].d = atof(v);
+		return 0;
+	}
+	return -1;
 }
 
 static void usage(void)
@@ -1255,44 +1051,18 @@ int main(int argc, char **argv)
 	struct opts o = { .mode = "retry", .timeout = 17, .retry = 1,
 			  .depth = NSLOT, .size = MSG, .tol_ms = 10, .rto_max_ms = 200,
 			  .slack_ms = 1000, .min_down_ms = 2500, .wait_s = 30 };
-	struct ctx c = { .sock = -1 };
+	struct ctx c = {};
 	bool server;
-	int i, port;
+	int i;
 
 	if (argc < 5)
 		usage();
 	server = !strcmp(argv[1], "server");
 	if (!server && (strcmp(argv[1], "client") || argc < 6))
 		usage();
-	for (i = server ? 5 : 6; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!v)
+	for (i = server ? 5 : 6; i < argc; i += 2)
+		if (i + 1 == argc || parse_opt(&o, argv[i], argv[i + 1]))
 			usage();
-		if (!strcmp(argv[i], "--mode"))
-			o.mode = v;
-		else if (!strcmp(argv[i], "--timeout"))
-			o.timeout = atoi(v);
-		else if (!strcmp(argv[i], "--retry"))
-			o.retry = atoi(v);
-		else if (!strcmp(argv[i], "--depth"))
-			o.depth = atoi(v);
-		else if (!strcmp(argv[i], "--size"))
-			o.size = atoi(v);
-		else if (!strcmp(argv[i], "--tol-ms"))
-			o.tol_ms = atof(v);
-		else if (!strcmp(argv[i], "--rto-max-ms"))
-			o.rto_max_ms = atof(v);
-		else if (!strcmp(argv[i], "--slack-ms"))
-			o.slack_ms = atof(v);
-		else if (!strcmp(argv[i], "--min-down-ms"))
-			o.min_down_ms = atof(v);
-		else if (!strcmp(argv[i], "--wait-s"))
-			o.wait_s = atoi(v);
-		else
-			usage();
-		i++;
-	}
 	if (strcmp(o.mode, "retry") && strcmp(o.mode, "idle") &&
 	    strcmp(o.mode, "infinite") && strcmp(o.mode, "flush"))
 		usage();
@@ -1304,28 +1074,26 @@ int main(int argc, char **argv)
 	    (!o.timeout && (!strcmp(o.mode, "retry") || !strcmp(o.mode, "idle"))))
 		usage();
 
-	who = server ? "qp_retry server" : "qp_retry client";
-	signal(SIGALRM, watchdog);
-	alarm(WATCHDOG_S);
+	mtest_init(server ? "qp_retry server" : "qp_retry client",
+		   MTEST_STAMP);
+	mtest_watchdog(WATCHDOG_S);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	t_start = now();
+	c.seed = (unsigned int)getpid() ^ (unsigned int)(mtest_now() * 1e6);
 	open_dev(&c, argv[2], atoi(argv[3]));
-	if (server) {
-		port = atoi(argv[4]);
-		do_server(&c, port);
-	} else {
-		port = atoi(argv[5]);
-		do_client(&c, argv[4], port, &o);
-	}
+	if (server)
+		do_server(&c, argv[4]);
+	else
+		do_client(&c, argv[4], argv[5], &o);
 	ibv_destroy_qp(c.qp);
 	ibv_dereg_mr(c.mr);
 	ibv_destroy_cq(c.scq);
 	ibv_destroy_cq(c.rcq);
 	ibv_dealloc_pd(c.pd);
 	ibv_close_device(c.dev);
-	if (failures)
-		say("%s: %d failures", server ? "server" : o.mode, failures);
+	if (mtest_failed)
+		mtest_say("%s: %u failures", server ? "server" : o.mode,
+			  mtest_failed);
 	else
-		say("%s: ok", server ? "server" : o.mode);
-	return failures ? 1 : 0;
+		mtest_say("%s: ok", server ? "server" : o.mode);
+	return mtest_failed ? 1 : 0;
 }
