@@ -28,8 +28,13 @@ wait_gone() {	# wait_gone DEV SECS
 }
 
 holder() {	# holder NS DEV GID PORT: a server that holds DEV open
-	ip netns exec "$1" ibv_rc_pingpong -d "$2" -g "$3" -p "$4" \
-		>/dev/null 2>&1 </dev/null &
+	if [ -n "$1" ]; then
+		ip netns exec "$1" ibv_rc_pingpong -d "$2" -g "$3" -p "$4" \
+			>/dev/null 2>&1 </dev/null &
+	else
+		ibv_rc_pingpong -d "$2" -g "$3" -p "$4" \
+			>/dev/null 2>&1 </dev/null &
+	fi
 	echo $!
 }
 
@@ -59,7 +64,9 @@ check "the holders are still alive (their device went, not they)" \
 check "a fresh pair" topo_pair
 require "add mroce3 in h1" in_h1 rdma link add mroce3 type mroce netdev veth1
 g3=$(gid_index mroce3 "$(topo_ip4 1)")
-p3=$(holder h1 mroce3 "$g3" 18703)
+# from the root namespace (devices are visible in every namespace): a
+# process inside h1 would keep h1 alive after its name is gone
+p3=$(holder "" mroce3 "$g3" 18703)
 on_exit "kill -9 $p3 2>/dev/null"
 sleep 2
 check "namespace removal returns" timeout 30 ip netns del h1
