@@ -75,7 +75,7 @@ done
 # 32 MiB READs: 512 READ requests of 64 PMTUs (path MTU 1024) each, more
 # than the 256-PSN window holds at once; -q 2: two READs outstanding, so
 # their chunk bitmaps share the window
-perf ib_read_bw 33554432 4 -q 2
+perf ib_read_bw 33554432 5 -q 2	# perftest: -n >= 5
 perf ib_atomic_bw 8 200 -A FETCH_AND_ADD
 perf ib_atomic_bw 8 200 -A CMP_AND_SWAP
 perf ib_write_lat 8 100
