@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * mroce congestion control: the registry, the connection start, the
+ * mroce congestion control: the registry, the connection (re)start, the
  * arithmetic the algorithms share, and the "none" algorithm.
  *
  * "none" is what rxe does: a fixed window and no pacing.  It is the
@@ -120,6 +120,38 @@ void mroce_cc_init_conn(const struct mroce_cc_ops *ops,
 	}
 }
 EXPORT_SYMBOL_GPL(mroce_cc_init_conn);
+
+/**
+ * mroce_cc_tx - the transport is about to send a new packet
+ * @ops: the connection's algorithm
+ * @cc: its state
+ * @in_flight: packets of the connection are unacknowledged
+ * @now_us: now, microseconds
+ * @idle_us: the idle period after which the connection starts again: its
+ *	RTO
+ * @hint_bps: the last rate hint received on the connection, 0: none
+ *
+ * A connection that sends after an idle period longer than @idle_us
+ * (nothing in flight, no new packet for that long) starts again, seeded
+ * from the receiver's last hint: mroce_cc_init_conn() with the line rate
+ * it has.  Retransmissions are not new packets.  For packets sent back to
+ * back, calling it for the first one is enough: idle periods are RTOs
+ * long.
+ *
+ * Return: true if the connection started again.
+ */
+bool mroce_cc_tx(const struct mroce_cc_ops *ops, struct mroce_cc_state *cc,
+		 bool in_flight, u64 now_us, u32 idle_us, u64 hint_bps)
+{
+	bool restart = cc->tx_us && !in_flight &&
+		       mroce_cc_elapsed(now_us, cc->tx_us) > idle_us;
+
+	if (restart)
+		mroce_cc_init_conn(ops, cc, cc->line_rate_bps, hint_bps);
+	cc->tx_us = now_us;
+	return restart;
+}
+EXPORT_SYMBOL_GPL(mroce_cc_tx);
 
 /**
  * mroce_cc_start - the start every algorithm shares

@@ -12,6 +12,15 @@
  * business: the path scheduler keeps them, and the transport sends at most
  * min(cwnd_pkts, sum of the path windows) packets.
  *
+ * Life of a connection: init() when the QP is created or reset (nothing
+ * is known about the peer yet); on_ack() and on_loss() as feedback
+ * arrives; and before it sends new packets the transport calls
+ * mroce_cc_tx(), which starts the connection again through
+ * mroce_cc_init_conn() when it sends after an idle period longer than the
+ * RTO, seeded from the last rate hint the receiver sent: what the
+ * algorithm knew before the pause is stale, the receiver's last share is
+ * the best guess of what it may send now.
+ *
  * Context: every callback is made with the QP's send-queue lock held, in
  * softirq or process context with bottom halves disabled.  Callbacks must
  * not sleep, allocate or take other locks; they only do integer arithmetic
@@ -119,6 +128,13 @@ struct mroce_cc_state {
 	 * algorithms without a delay signal leave it 0.
 	 */
 	u32 qdelay_us;
+	/*
+	 * When the connection last sent a new packet (mroce_cc_tx()), 0:
+	 * never.  The framework's; algorithms leave it alone.  init() keeps
+	 * it, so the first packet after a QP reset may count as a restart:
+	 * that changes nothing, the transport forgot the hint on reset too.
+	 */
+	u64 tx_us;
 	u64 priv[MROCE_CC_PRIV_SIZE / sizeof(u64)];
 };
 
@@ -137,10 +153,10 @@ struct mroce_cc_ops {
 	void (*init)(struct mroce_cc_state *cc);
 	/*
 	 * optional: the same with the link speed and the last rate hint
-	 * received from this peer (0: none), which sets the initial rate.
-	 * Also called to restart a connection after an idle period longer
-	 * than the RTO.  Without it, mroce_cc_init_conn() stores the line
-	 * rate and calls init().
+	 * received on the connection (0: none), which caps the start rate.
+	 * Called by mroce_cc_tx() to restart a connection that sends after
+	 * an idle period longer than the RTO.  Without it,
+	 * mroce_cc_init_conn() stores the line rate and calls init().
 	 */
 	void (*init_conn)(struct mroce_cc_state *cc, u64 line_rate_bps,
 			  u64 hint_bps);
@@ -167,10 +183,12 @@ void mroce_cc_put(const struct mroce_cc_ops *ops);
 int mroce_cc_init(void);
 void mroce_cc_exit(void);
 
-/* Start (or restart) a connection on @ops (mroce_cc.c) */
+/* What the transport calls besides the ops (mroce_cc.c) */
 void mroce_cc_init_conn(const struct mroce_cc_ops *ops,
 			struct mroce_cc_state *cc, u64 line_rate_bps,
 			u64 hint_bps);
+bool mroce_cc_tx(const struct mroce_cc_ops *ops, struct mroce_cc_state *cc,
+		 bool in_flight, u64 now_us, u32 idle_us, u64 hint_bps);
 
 /*
  * What the built-in algorithms track the same way from the ACKs: the

@@ -2,12 +2,12 @@
 /*
  * KUnit suite mroce_cc: the congestion-control framework (mroce_cc.c) and
  * the algorithms "metaroce", "dcqcn" and "none" seen from outside: the
- * connection start seeded from the receiver's hint, then senders sharing
- * a bottleneck in a small discrete-time simulation (1 us steps) with ECN
- * marking, paced by mroce_pace.h and, where asked, capped by rate hints
- * from the receiver model of mroce_ratehint.c.  The exact steps of each
- * algorithm, which need its private state, are the suites
- * mroce_cc_metaroce and mroce_cc_dcqcn.
+ * connection start and the restart after idle, seeded from the receiver's
+ * hint, then senders sharing a bottleneck in a small discrete-time
+ * simulation (1 us steps) with ECN marking, paced by mroce_pace.h and,
+ * where asked, capped by rate hints from the receiver model of
+ * mroce_ratehint.c.  The exact steps of each algorithm, which need its
+ * private state, are the suites mroce_cc_metaroce and mroce_cc_dcqcn.
  */
 
 #include <kunit/test.h>
@@ -73,6 +73,63 @@ static void mroce_cc_test_seeded_start(struct kunit *test)
 	}
 }
 
+/*
+ * mroce_cc_tx(): a connection that sends after more than one RTO with
+ * nothing in flight starts again, from the hint it passes; one that is
+ * still waiting for ACKs, or paused for less, keeps its state.
+ */
+static void mroce_cc_test_idle_restart(struct kunit *test)
+{
+	const struct mroce_cc_ops *algos[] = {
+		&mroce_cc_metaroce, &mroce_cc_dcqcn, &mroce_cc_none,
+	};
+	const u32 rto = 5000;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(algos); i++) {
+		const struct mroce_cc_ops *ops = algos[i];
+		struct mroce_cc_state cc = {};
+		struct mroce_cc_ack a = cc_ack(1100, 8, 8, 40);
+		u64 cut;
+
+		mroce_cc_init_conn(ops, &cc, 25 * GBPS, 0);
+		cc.pkt_bytes = 4096;
+		/* the first packet of a connection: it has just started */
+		KUNIT_EXPECT_FALSE(test, mroce_cc_tx(ops, &cc, false, 1000, rto,
+						     0));
+		KUNIT_EXPECT_EQ(test, cc.tx_us, 1000);
+		/* a hint of 3 Gbit/s and a mark */
+		a.rate_hint_bps = 3 * GBPS;
+		if (ops->on_ack)
+			ops->on_ack(&cc, &a);
+		cut = cc.rate_bps;
+		if (ops != &mroce_cc_none)
+			KUNIT_EXPECT_LT(test, cut, 3 * GBPS);
+		KUNIT_EXPECT_FALSE(test, mroce_cc_tx(ops, &cc, true, 1200, rto,
+						     3 * GBPS));
+		/* a long wait for an ACK is not idle */
+		KUNIT_EXPECT_FALSE(test, mroce_cc_tx(ops, &cc, true, 9000, rto,
+						     3 * GBPS));
+		/* nothing in flight for exactly one RTO: not yet */
+		KUNIT_EXPECT_FALSE(test, mroce_cc_tx(ops, &cc, false, 14000,
+						     rto, 3 * GBPS));
+		KUNIT_EXPECT_EQ(test, cc.rate_bps, cut);
+		/* more than one RTO: start again at the last hint */
+		KUNIT_EXPECT_TRUE(test, mroce_cc_tx(ops, &cc, false, 19001,
+						    rto, 3 * GBPS));
+		KUNIT_EXPECT_EQ(test, cc.tx_us, 19001);
+		KUNIT_EXPECT_EQ(test, cc.line_rate_bps, 25 * GBPS);
+		KUNIT_EXPECT_EQ(test, cc.cwnd_pkts, MROCE_CC_MAX_CWND);
+		KUNIT_EXPECT_EQ(test, cc.rate_bps,
+				ops == &mroce_cc_none ? 0 : 3 * GBPS);
+		/* without a hint, at the line rate */
+		KUNIT_EXPECT_TRUE(test, mroce_cc_tx(ops, &cc, false, 30000,
+						    rto, 0));
+		KUNIT_EXPECT_EQ(test, cc.rate_bps,
+				ops == &mroce_cc_none ? 0 : 25 * GBPS);
+	}
+}
+
 /* ---- a bottleneck simulation --------------------------------------------- */
 
 #define SIM_PKT		4096	/* bytes on the wire */
@@ -81,6 +138,7 @@ static void mroce_cc_test_seeded_start(struct kunit *test)
 #define SIM_QCAP	4096	/* packets: never full (8 x 256 window) */
 #define SIM_ACKQ	512
 #define SIM_FLOWS	8
+#define SIM_RTO		5000	/* us: idle restart, the driver's RTO floor */
 
 struct sim_pkt {
 	u64 sent_us;
@@ -104,8 +162,11 @@ struct sim_flow {
 	struct sim_ack ackq[SIM_ACKQ];
 	u32 ack_head, ack_tail;
 	u64 start_us;
+	u64 pause_from, pause_until;	/* no new packets in [from, until) */
 	bool on;
 	u32 inflight;
+	u32 restarts;		/* mroce_cc_tx() started it again */
+	u32 hint_rcvd_mbps;	/* the last hint the sender received */
 	/* receiver side */
 	u32 rx_pend, ce_pend, hint_mbps;
 	u64 pend_us, pend_sent_us;
@@ -125,6 +186,7 @@ struct sim {
 	u32 kmin, kmax;		/* marking ramp, bytes queued */
 	u32 pmax;		/* marking probability at kmax, of 65536 */
 	bool hints;
+	bool seed;		/* restart from the last hint (else 0) */
 	struct mroce_hint rh;
 	struct sim_pkt q[SIM_QCAP];
 	u32 q_head, q_len;
@@ -159,6 +221,7 @@ static struct sim *sim_new(struct kunit *test, const struct mroce_cc_ops *ops,
 	s->kmax = 32768;
 	s->pmax = 65536;
 	s->rng = 1;
+	s->seed = true;
 	mroce_hint_init(&s->rh, div_u64(cap, MBPS), MROCE_HINT_EPOCH_US);
 	for (i = 0; i < n; i++)
 		mroce_hint_conn_init(&s->f[i].rc);
@@ -218,12 +281,18 @@ static void sim_sender_ack(struct sim *s, struct sim_flow *fl,
 	a.srtt_us = fl->srtt_us;
 	a.min_rtt_us = fl->min_rtt_us;
 	a.rate_hint_bps = (u64)sa->hint_mbps * MBPS;
+	if (sa->hint_mbps)
+		fl->hint_rcvd_mbps = sa->hint_mbps;
 	if (s->ops->on_ack)
 		s->ops->on_ack(&fl->cc, &a);
 }
 
 static void sim_send(struct sim *s, struct sim_flow *fl, int idx)
 {
+	u64 hint = s->seed ? (u64)fl->hint_rcvd_mbps * MBPS : 0;
+
+	if (s->now >= fl->pause_from && s->now < fl->pause_until)
+		return;
 	while (fl->inflight < fl->cc.cwnd_pkts &&
 	       !mroce_pacer_next_us(&fl->pacer, fl->cc.rate_bps, SIM_PKT,
 				    s->now)) {
@@ -240,6 +309,9 @@ static void sim_send(struct sim *s, struct sim_flow *fl, int idx)
 			ce = sim_rand16(s) < div_u64((u64)s->pmax *
 						     (s->q_bytes - s->kmin),
 						     s->kmax - s->kmin);
+		if (mroce_cc_tx(s->ops, &fl->cc, fl->inflight > 0, s->now, SIM_RTO,
+				hint))
+			fl->restarts++;
 		p = &s->q[(s->q_head + s->q_len++) % SIM_QCAP];
 		p->sent_us = s->now;
 		p->flow = idx;
@@ -392,6 +464,9 @@ static void sim_converge(struct kunit *test, const struct mroce_cc_ops *ops,
 	KUNIT_EXPECT_GT(test, sim_jain(mbps, 3), hints ? 990 : 950);
 	KUNIT_EXPECT_GE(test, sum, div_u64(cap * 85, 100 * MBPS));
 	KUNIT_EXPECT_EQ(test, s->drops, 0);
+	/* senders that never pause never start again */
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, s->f[i].restarts, 0);
 }
 
 static void mroce_cc_test_metaroce_converge(struct kunit *test)
@@ -463,6 +538,52 @@ static void mroce_cc_test_incast_hint(struct kunit *test)
 	KUNIT_EXPECT_GT(test, settled[0], settled[1]);
 }
 
+/*
+ * Incast, pause, resume: 8 senders with the receiver's rate hints share
+ * its link (C, also their line rate), all pause for longer than the RTO,
+ * then resume at once.  Each starts again (mroce_cc_tx()).  From the last
+ * hint it received (95% of C / 8), together they ask for at most 95% of
+ * C plus one additive increase each (line / 64) until the receiver's new
+ * hints arrive; started again from the line rate, they would ask for 8 C.
+ */
+static void mroce_cc_test_incast_resume(struct kunit *test)
+{
+	const u32 rtt = 40, pause = 4000, idle = 2 * SIM_RTO;
+	u64 cap = 25 * GBPS, peak[2] = { 0, 0 }, mbps[8], sum, resume;
+	int seed, i;
+
+	resume = pause + idle;
+	for (seed = 1; seed >= 0; seed--) {
+		struct sim *s = sim_new(test, &mroce_cc_metaroce, 8, cap, cap,
+					rtt);
+		u32 restarts = 0;
+
+		s->hints = true;
+		s->seed = seed;
+		for (i = 0; i < 8; i++) {
+			s->f[i].pause_from = pause;
+			s->f[i].pause_until = resume;
+		}
+		sim_run(s, resume);
+		while (s->now < resume + 20 * rtt) {
+			sim_step(s);
+			peak[seed] = max(peak[seed], sim_sum_rate(s));
+		}
+		for (i = 0; i < 8; i++)
+			restarts += s->f[i].restarts;
+		kunit_info(test, "seeded %d: %u restarts, aggregate rate up to %llu Mbit/s after the pause\n",
+			   seed, restarts, div_u64(peak[seed], MBPS));
+		KUNIT_EXPECT_EQ(test, restarts, 8);
+		/* and then they share the link as before the pause */
+		sum = sim_measure(s, resume + 2000, resume + 6000, mbps, NULL);
+		KUNIT_EXPECT_GT(test, sim_jain(mbps, 8), 950);
+		KUNIT_EXPECT_GE(test, sum, div_u64(cap * 93, 100 * MBPS));
+		KUNIT_EXPECT_EQ(test, s->drops, 0);
+	}
+	KUNIT_EXPECT_LE(test, peak[1], div_u64(cap * 95, 100) + 8 * cap / 64);
+	KUNIT_EXPECT_GE(test, peak[0], 8 * cap);
+}
+
 /* "none": window-limited, unpaced; fills the link, keeps a queue */
 static void mroce_cc_test_none_sim(struct kunit *test)
 {
@@ -477,9 +598,11 @@ static void mroce_cc_test_none_sim(struct kunit *test)
 static struct kunit_case mroce_cc_cases[] = {
 	KUNIT_CASE(mroce_cc_test_none),
 	KUNIT_CASE(mroce_cc_test_seeded_start),
+	KUNIT_CASE(mroce_cc_test_idle_restart),
 	KUNIT_CASE(mroce_cc_test_metaroce_converge),
 	KUNIT_CASE(mroce_cc_test_dcqcn_converge),
 	KUNIT_CASE(mroce_cc_test_incast_hint),
+	KUNIT_CASE(mroce_cc_test_incast_resume),
 	KUNIT_CASE(mroce_cc_test_none_sim),
 	{}
 };
