@@ -29,25 +29,75 @@
  * honour rate hints): an ACK with a hint caps Rc and Rt at H, and the hint
  * caps increases until it is older than 4 SRTT, as in "metaroce".  A loss
  * counts as a congestion notification, a timeout additionally halves Rc.
- * Rc stays within [min(10 Mbit/s, line), line].
+ * Rc stays within [min(10 Mbit/s, line), line] (mroce_cc_clamp_rate()).
+ *
+ * The steps, each a function below: start (mroce_dcqcn_init_conn), CNP
+ * (mroce_dcqcn_cnp), alpha decay (mroce_dcqcn_decay), the increase events
+ * of the timer and the byte counter (mroce_dcqcn_timer,
+ * mroce_dcqcn_byte_counter, each event one mroce_dcqcn_increase).
  */
 
+#include <linux/build_bug.h>
 #include <linux/limits.h>
 #include <linux/math64.h>
 #include <linux/module.h>
-#include <linux/string.h>
 
-#include "mroce_cc_algos.h"
+#include "mroce_cc.h"
+
+/* EWMA gain g = 1/256 of alpha. */
+static const u32 mroce_dcqcn_g_shift = 8;
+/* At most one reaction to a congestion notification per 50 us. */
+static const u32 mroce_dcqcn_cnp_us = 50;
+/* Alpha decay period K. */
+static const u32 mroce_dcqcn_alpha_us = 55;
+/* Rate increase timer period T. */
+static const u32 mroce_dcqcn_timer_us = 55;
+/* Byte counter B: one increase event per 10 MiB acknowledged. */
+static const u32 mroce_dcqcn_bytes = 10U << 20;
+/* F: fast-recovery rounds of either counter. */
+static const u32 mroce_dcqcn_f = 5;
+/* R_AI = line / 1024 (40 Mbit/s at the paper's 40 Gbit/s) ... */
+static const u32 mroce_dcqcn_ai_div = 1024;
+/* ... and R_HAI = 10 R_AI. */
+static const u32 mroce_dcqcn_hai_mult = 10;
+/* Increase events of either counter evaluated per ACK, at most. */
+static const u32 mroce_dcqcn_max_events = 64;
+/* Bytes of an acknowledged packet when the transport gives no pkt_bytes. */
+static const u32 mroce_dcqcn_pkt_bytes = 4096;
+
+/* struct mroce_dcqcn.flags: which of the times are valid */
+#define MROCE_DCQCN_F_STARTED	BIT(0)	/* alpha_us, timer_us */
+#define MROCE_DCQCN_F_CNP	BIT(1)	/* cnp_us */
+
+/* Private state, in cc->priv. */
+struct mroce_dcqcn {
+	struct mroce_cc_track t;	/* SRTT, latest hint H */
+	u64 rt_bps;		/* target rate Rt; Rc is cc->rate_bps */
+	u64 cnp_us;		/* last reaction to a congestion notification */
+	u64 alpha_us;		/* alpha decay clock */
+	u64 timer_us;		/* rate increase timer clock */
+	u32 bytes;		/* byte counter, bytes since its last event */
+	u32 alpha;		/* MROCE_CC_ONE = 1 */
+	u16 t_events;		/* timer events since the last CNP */
+	u16 bc_events;		/* byte counter events since the last CNP */
+	u32 flags;		/* MROCE_DCQCN_F_* */
+};
+
+static struct mroce_dcqcn *mroce_dcqcn_priv(struct mroce_cc_state *cc)
+{
+	BUILD_BUG_ON(sizeof(struct mroce_dcqcn) > sizeof(cc->priv));
+	return (struct mroce_dcqcn *)cc->priv;
+}
 
 static u64 mroce_dcqcn_ai(const struct mroce_cc_state *cc)
 {
-	return div_u64(cc->line_rate_bps, MROCE_DCQCN_AI_DIV);
+	return div_u64(cc->line_rate_bps, mroce_dcqcn_ai_div);
 }
 
 /* alpha (1 - g)^periods, by squaring */
 static u32 mroce_dcqcn_decay(u32 alpha, u64 periods)
 {
-	u64 f = MROCE_CC_ONE - (MROCE_CC_ONE >> MROCE_DCQCN_G_SHIFT);
+	u64 f = MROCE_CC_ONE - (MROCE_CC_ONE >> mroce_dcqcn_g_shift);
 	u64 r = MROCE_CC_ONE;
 
 	if (periods >= (1U << 16))	/* (255/256)^65536 = e^-256 */
@@ -61,27 +111,21 @@ static u32 mroce_dcqcn_decay(u32 alpha, u64 periods)
 	return ((u64)alpha * r) >> MROCE_CC_SHIFT;
 }
 
-static void mroce_dcqcn_update(struct mroce_cc_state *cc, u64 rate)
+/* Rc within its bounds; the window is not DCQCN's business. */
+static void mroce_dcqcn_set_rate(struct mroce_cc_state *cc, u64 rate)
 {
-	cc->rate_bps = clamp(rate, mroce_cc_min_rate(cc->line_rate_bps),
-			     cc->line_rate_bps);
+	cc->rate_bps = mroce_cc_clamp_rate(cc, rate);
 	cc->cwnd_pkts = MROCE_CC_MAX_CWND;
 }
 
 static void mroce_dcqcn_init_conn(struct mroce_cc_state *cc,
 				  u64 line_rate_bps, u64 hint_bps)
 {
-	struct mroce_dcqcn_priv *d = mroce_dcqcn_priv(cc);
-	u64 rate;
+	struct mroce_dcqcn *ca = mroce_dcqcn_priv(cc);
 
-	memset(cc->priv, 0, sizeof(cc->priv));
-	cc->line_rate_bps = line_rate_bps ?: MROCE_CC_DEFAULT_LINE_BPS;
-	d->alpha = MROCE_CC_ONE;
-	rate = cc->line_rate_bps;
-	if (hint_bps)
-		rate = min(rate, hint_bps);
-	mroce_dcqcn_update(cc, rate);
-	d->rt_bps = cc->rate_bps;
+	mroce_dcqcn_set_rate(cc, mroce_cc_start(cc, line_rate_bps, hint_bps));
+	ca->alpha = MROCE_CC_ONE;
+	ca->rt_bps = cc->rate_bps;
 }
 
 static void mroce_dcqcn_init(struct mroce_cc_state *cc)
@@ -90,115 +134,124 @@ static void mroce_dcqcn_init(struct mroce_cc_state *cc)
 }
 
 /* Congestion notification: cut Rc, remember it as the target. */
-static u64 mroce_dcqcn_cnp(struct mroce_dcqcn_priv *d, u64 rc, u64 now)
+static u64 mroce_dcqcn_cnp(struct mroce_dcqcn *ca, u64 rc, u64 now)
 {
-	d->rt_bps = rc;
-	rc -= mul_u64_u32_shr(rc, d->alpha, MROCE_CC_SHIFT + 1);
-	d->alpha = d->alpha - (d->alpha >> MROCE_DCQCN_G_SHIFT) +
-		   (MROCE_CC_ONE >> MROCE_DCQCN_G_SHIFT);
-	d->cnp_us = now;
-	d->alpha_us = now;
-	d->timer_us = now;
-	d->flags |= MROCE_DCQCN_F_CNP | MROCE_DCQCN_F_STARTED;
-	d->t_events = 0;
-	d->bc_events = 0;
-	d->bytes = 0;
+	ca->rt_bps = rc;
+	rc -= mul_u64_u32_shr(rc, ca->alpha, MROCE_CC_SHIFT + 1);
+	ca->alpha = ca->alpha - (ca->alpha >> mroce_dcqcn_g_shift) +
+		    (MROCE_CC_ONE >> mroce_dcqcn_g_shift);
+	ca->cnp_us = now;
+	ca->alpha_us = now;
+	ca->timer_us = now;
+	ca->flags |= MROCE_DCQCN_F_CNP | MROCE_DCQCN_F_STARTED;
+	ca->t_events = 0;
+	ca->bc_events = 0;
+	ca->bytes = 0;
 	return rc;
+}
+
+/* At most one reaction per mroce_dcqcn_cnp_us. */
+static bool mroce_dcqcn_cnp_due(const struct mroce_dcqcn *ca, u64 now)
+{
+	return !(ca->flags & MROCE_DCQCN_F_CNP) ||
+	       mroce_cc_elapsed(now, ca->cnp_us) >= mroce_dcqcn_cnp_us;
 }
 
 /* One rate increase event (timer or byte counter); returns the new Rc. */
 static u64 mroce_dcqcn_increase(const struct mroce_cc_state *cc,
-				struct mroce_dcqcn_priv *d, u64 rc, u64 cap)
+				struct mroce_dcqcn *ca, u64 rc, u64 cap)
 {
-	u32 t = d->t_events, bc = d->bc_events;
+	u32 t = ca->t_events, bc = ca->bc_events;
 
-	if (t > MROCE_DCQCN_F && bc > MROCE_DCQCN_F)
-		d->rt_bps += (u64)(min(t, bc) - MROCE_DCQCN_F) *
-			     MROCE_DCQCN_HAI_MULT * mroce_dcqcn_ai(cc);
-	else if (t > MROCE_DCQCN_F || bc > MROCE_DCQCN_F)
-		d->rt_bps += mroce_dcqcn_ai(cc);
+	if (t > mroce_dcqcn_f && bc > mroce_dcqcn_f)
+		ca->rt_bps += (u64)(min(t, bc) - mroce_dcqcn_f) *
+			      mroce_dcqcn_hai_mult * mroce_dcqcn_ai(cc);
+	else if (t > mroce_dcqcn_f || bc > mroce_dcqcn_f)
+		ca->rt_bps += mroce_dcqcn_ai(cc);
 	/* else fast recovery: Rt stays */
-	d->rt_bps = min(d->rt_bps, cap);
-	return (d->rt_bps + rc) / 2;
+	ca->rt_bps = min(ca->rt_bps, cap);
+	return (ca->rt_bps + rc) / 2;
+}
+
+/* The timer periods that elapsed by @now: one increase event each. */
+static u64 mroce_dcqcn_timer(const struct mroce_cc_state *cc,
+			     struct mroce_dcqcn *ca, u64 rc, u64 cap, u64 now)
+{
+	u64 k = div_u64(mroce_cc_elapsed(now, ca->timer_us),
+			mroce_dcqcn_timer_us);
+
+	ca->timer_us += k * mroce_dcqcn_timer_us;
+	for (k = min_t(u64, k, mroce_dcqcn_max_events); k; k--) {
+		if (ca->t_events < U16_MAX)
+			ca->t_events++;
+		rc = mroce_dcqcn_increase(cc, ca, rc, cap);
+	}
+	return rc;
+}
+
+/* @acked packets more for the byte counter: one event per B bytes. */
+static u64 mroce_dcqcn_byte_counter(const struct mroce_cc_state *cc,
+				    struct mroce_dcqcn *ca, u64 rc, u64 cap,
+				    u32 acked)
+{
+	u64 bytes = ca->bytes + (u64)acked *
+				(cc->pkt_bytes ?: mroce_dcqcn_pkt_bytes);
+	u64 k = div_u64_rem(bytes, mroce_dcqcn_bytes, &ca->bytes);
+
+	for (k = min_t(u64, k, mroce_dcqcn_max_events); k; k--) {
+		if (ca->bc_events < U16_MAX)
+			ca->bc_events++;
+		rc = mroce_dcqcn_increase(cc, ca, rc, cap);
+	}
+	return rc;
 }
 
 static void mroce_dcqcn_on_ack(struct mroce_cc_state *cc,
 			       const struct mroce_cc_ack *ack)
 {
-	struct mroce_dcqcn_priv *d = mroce_dcqcn_priv(cc);
-	u64 now = ack->now_us, rc = cc->rate_bps, cap = cc->line_rate_bps;
-	u64 k, bytes;
+	struct mroce_dcqcn *ca = mroce_dcqcn_priv(cc);
+	u64 now = ack->now_us, rc = cc->rate_bps, cap, k;
 
-	if (ack->srtt_us)
-		d->srtt_us = ack->srtt_us;
-	else if (!d->srtt_us && ack->rtt_us)
-		d->srtt_us = ack->rtt_us;
-	if (!(d->flags & MROCE_DCQCN_F_STARTED)) {
-		d->alpha_us = now;
-		d->timer_us = now;
-		d->flags |= MROCE_DCQCN_F_STARTED;
+	mroce_cc_track_ack(&ca->t, ack);
+	if (!(ca->flags & MROCE_DCQCN_F_STARTED)) {
+		ca->alpha_us = now;
+		ca->timer_us = now;
+		ca->flags |= MROCE_DCQCN_F_STARTED;
 	}
-
 	if (ack->rate_hint_bps) {
-		d->hint_bps = ack->rate_hint_bps;
-		d->hint_us = now;
-		d->flags |= MROCE_DCQCN_F_HINT;
-		rc = min(rc, d->hint_bps);
-		d->rt_bps = min(d->rt_bps, d->hint_bps);
+		rc = min(rc, ack->rate_hint_bps);
+		ca->rt_bps = min(ca->rt_bps, ack->rate_hint_bps);
 	}
-	if ((d->flags & MROCE_DCQCN_F_HINT) &&
-	    mroce_cc_elapsed(now, d->hint_us) <=
-		(u64)MROCE_MR_HINT_SRTTS *
-		(d->srtt_us ?: MROCE_CC_DEFAULT_RTT_US))
-		cap = min(cap, d->hint_bps);
+	cap = mroce_cc_rate_cap(cc, &ca->t, now);
 
-	if ((ack->ce_count || ack->echo_ce) &&
-	    (!(d->flags & MROCE_DCQCN_F_CNP) ||
-	     mroce_cc_elapsed(now, d->cnp_us) >= MROCE_DCQCN_CNP_US)) {
-		rc = mroce_dcqcn_cnp(d, rc, now);
-		mroce_dcqcn_update(cc, rc);
+	if ((ack->ce_count || ack->echo_ce) && mroce_dcqcn_cnp_due(ca, now)) {
+		mroce_dcqcn_set_rate(cc, mroce_dcqcn_cnp(ca, rc, now));
 		return;
 	}
 
-	k = div_u64(mroce_cc_elapsed(now, d->alpha_us), MROCE_DCQCN_ALPHA_US);
+	k = div_u64(mroce_cc_elapsed(now, ca->alpha_us), mroce_dcqcn_alpha_us);
 	if (k) {
-		d->alpha = mroce_dcqcn_decay(d->alpha, k);
-		d->alpha_us += k * MROCE_DCQCN_ALPHA_US;
+		ca->alpha = mroce_dcqcn_decay(ca->alpha, k);
+		ca->alpha_us += k * mroce_dcqcn_alpha_us;
 	}
-
-	k = div_u64(mroce_cc_elapsed(now, d->timer_us), MROCE_DCQCN_TIMER_US);
-	d->timer_us += k * MROCE_DCQCN_TIMER_US;
-	for (k = min_t(u64, k, MROCE_DCQCN_MAX_EVENTS); k; k--) {
-		if (d->t_events < U16_MAX)
-			d->t_events++;
-		rc = mroce_dcqcn_increase(cc, d, rc, cap);
-	}
-
-	bytes = d->bytes + (u64)ack->acked_pkts *
-			   (cc->pkt_bytes ?: MROCE_DCQCN_PKT_BYTES);
-	k = div_u64_rem(bytes, MROCE_DCQCN_BYTES, &d->bytes);
-	for (k = min_t(u64, k, MROCE_DCQCN_MAX_EVENTS); k; k--) {
-		if (d->bc_events < U16_MAX)
-			d->bc_events++;
-		rc = mroce_dcqcn_increase(cc, d, rc, cap);
-	}
-	mroce_dcqcn_update(cc, rc);
+	rc = mroce_dcqcn_timer(cc, ca, rc, cap, now);
+	rc = mroce_dcqcn_byte_counter(cc, ca, rc, cap, ack->acked_pkts);
+	mroce_dcqcn_set_rate(cc, rc);
 }
 
 static void mroce_dcqcn_on_loss(struct mroce_cc_state *cc, u32 lost_pkts,
 				bool timeout, u64 now_us, u32 path)
 {
-	struct mroce_dcqcn_priv *d = mroce_dcqcn_priv(cc);
+	struct mroce_dcqcn *ca = mroce_dcqcn_priv(cc);
 	u64 rc = cc->rate_bps;
 
 	if (!lost_pkts && !timeout)
 		return;
-	if (!(d->flags & MROCE_DCQCN_F_CNP) ||
-	    mroce_cc_elapsed(now_us, d->cnp_us) >= MROCE_DCQCN_CNP_US)
-		rc = mroce_dcqcn_cnp(d, rc, now_us);
+	if (mroce_dcqcn_cnp_due(ca, now_us))
+		rc = mroce_dcqcn_cnp(ca, rc, now_us);
 	if (timeout)
 		rc /= 2;
-	mroce_dcqcn_update(cc, rc);
+	mroce_dcqcn_set_rate(cc, rc);
 }
 
 struct mroce_cc_ops mroce_cc_dcqcn = {
@@ -209,3 +262,7 @@ struct mroce_cc_ops mroce_cc_dcqcn = {
 	.on_ack = mroce_dcqcn_on_ack,
 	.on_loss = mroce_dcqcn_on_loss,
 };
+
+#if IS_ENABLED(CONFIG_RDMA_MROCE_KUNIT_TEST)
+#include "mroce_cc_dcqcn_test.c"	/* reaches the private state */
+#endif

@@ -5,7 +5,7 @@
  *
  * Rounds.  "Once per RTT" and "per RTT without loss or mark" are
  * measured in SRTT_p of the path (before its first sample: the
- * connection's min_rtt, else MROCE_PATH_RTT_DEF_US).  A decrease holds
+ * connection's min_rtt, else MROCE_CC_DEFAULT_RTT_US).  A decrease holds
  * further decreases of the same kind (loss, mark) for one SRTT_p, so a
  * burst of losses or marks from one window is one congestion event.  An
  * independent round clock ends a round on the first echo at least one
@@ -28,6 +28,7 @@
 #include <linux/minmax.h>
 #include <linux/string.h>
 
+#include "mroce_cc.h"
 #include "mroce_path.h"
 #include "mroce_wire.h"
 
@@ -43,7 +44,7 @@ static u32 mroce_path_rtt(const struct mroce_paths *ps,
 		return max(mroce_path_srtt_us(p), 1U);
 	if (ps->min_rtt_us)
 		return ps->min_rtt_us;
-	return MROCE_PATH_RTT_DEF_US;
+	return MROCE_CC_DEFAULT_RTT_US;
 }
 
 /* @val x (1 - alpha / 2), rounded down, at least 1. */
@@ -75,7 +76,7 @@ int mroce_paths_init(struct mroce_paths *ps, u32 n, u32 win_pkts,
 	ps->win_pkts = max(win_pkts, 1U);
 	ps->windowed = windowed;
 	ps->active = GENMASK_ULL(n - 1, 0);
-	ps->qdelay_target_us = MROCE_PATH_TARGET_QDELAY_US;
+	ps->qdelay_target_us = MROCE_CC_QDELAY_TARGET_US;
 	cwnd = DIV_ROUND_UP(ps->win_pkts, n);
 
 	for (id = 0; id < (int)ps->n; id++) {

@@ -44,8 +44,6 @@
 #define MROCE_PATH_ALPHA_GAIN_SHIFT	4	/* EWMA gain 1/16 */
 #define MROCE_PATH_SRTT_SHIFT		3	/* SRTT_p gain 1/8 */
 
-#define MROCE_PATH_TARGET_QDELAY_US	25	/* default qdelay_target_us */
-#define MROCE_PATH_RTT_DEF_US		100	/* round trip before samples */
 #define MROCE_PATH_DEAD_LOSSES		4	/* consecutive, no delivery */
 #define MROCE_PATH_PROBE_MIN_US		100	/* probe every max(SRTT, this) */
 #define MROCE_PATH_PROBES_PER_GEN	3	/* unanswered, then gen++ */
@@ -56,7 +54,6 @@
  */
 #define MROCE_PATH_PROBE_BACKOFF_GENS	4
 #define MROCE_PATH_PROBE_MAX_US		1000000	/* 1 s */
-#define MROCE_PATH_REORDER_PKTS		3	/* K of loss rule 1 */
 #define MROCE_PATH_ECHO_REQ_PKTS	32	/* new packets per echo request */
 
 enum mroce_path_state {
@@ -188,7 +185,8 @@ static inline bool mroce_paths_seq_lost(const struct mroce_paths *ps, int id,
 /*
  * Set up @ps (mroce_paths_size(@n) bytes) for @n paths, all active with
  * weight 1 and cwnd_p = ceil(@win_pkts / @n), entropy generation 0,
- * qdelay_target_us = 25 (the caller may change it afterwards).
+ * qdelay_target_us = MROCE_CC_QDELAY_TARGET_US (the caller may change it
+ * afterwards).
  * @windowed false: path windows never hold packets back (a congestion
  * control without per-path windows, such as "none").  -EINVAL if @n is
  * not 1 .. MROCE_PATHS_MAX.

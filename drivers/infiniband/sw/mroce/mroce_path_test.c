@@ -11,6 +11,7 @@
 #include <linux/time64.h>
 
 #include "mroce_path.h"
+#include "mroce_sb.h"
 
 static struct mroce_paths *paths_new(struct kunit *test, u32 n, u32 win,
 				     bool windowed)
@@ -666,7 +667,7 @@ static void mroce_path_test_pick_retx(struct kunit *test)
 static void mroce_path_test_seq_lost(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, 2, 256, true);
-	const u32 k = MROCE_PATH_REORDER_PKTS;
+	const u32 k = MROCE_SB_K_INIT;	/* path_reorder_pkts */
 
 	/* nothing delivered yet */
 	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 0, 0, k));

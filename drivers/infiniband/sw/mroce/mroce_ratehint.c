@@ -7,9 +7,10 @@
  * line rate counts them), the connections that delivered at least one
  * packet (n), which of them delivered at least 3/4 of their share
  * ("heavy"), what the others ("light") delivered, and whether the epoch
- * was congested: the caller reported overload (packets dropped for lack of
- * receive capacity), or at least half the active connections delivered
- * CE-marked packets.  Then:
+ * was congested: at least half the active connections delivered CE-marked
+ * packets.  (Drops are no signal here: mroce receives in the UDP
+ * encapsulation callback, before any socket queue that could overflow.)
+ * Then:
  *
  *   A   = bytes x 8 / E, the aggregate arrival rate of the epoch
  *   T   = 95% of the line rate, or, if one of the last 8 epochs was
@@ -32,8 +33,8 @@
  * and the fair-share property does not depend on what senders do with
  * their hints.  A is used only in congested epochs, when it is a
  * measurement of the receiver's capacity (a link with a standing queue,
- * or a receiver dropping for lack of CPU, delivers exactly its capacity),
- * not of the senders' caps; the estimate is the highest over a window of
+ * the queue that marks, delivers exactly its capacity), not of the
+ * senders' caps; the estimate is the highest over a window of
  * 8 epochs, so the epochs in which senders are still backing off do not
  * pull it down, and T keeps 5/4 headroom over it: should A still
  * underestimate (the queue drained mid-epoch, marks from a congestion
@@ -58,8 +59,6 @@
 #include <linux/string.h>
 
 #include "mroce_ratehint.h"
-
-#define MROCE_HINT_DEFAULT_LINE_MBPS	100000	/* 100 Gbit/s */
 
 static u64 mroce_hint_line_target(const struct mroce_hint *rh)
 {
@@ -139,8 +138,7 @@ static void mroce_hint_advance(struct mroce_hint *rh, u64 now_us)
 	rh->prev_heavy = 0;
 	rh->prev_light_mbps = 0;
 	if (rh->epoch) {
-		bool congested = rh->overload ||
-				 (rh->n && rh->n_ce * 2 >= rh->n);
+		bool congested = rh->n && rh->n_ce * 2 >= rh->n;
 
 		mroce_hint_push(rh, mroce_hint_mbps(rh, rh->bytes), congested);
 		skipped = e - rh->epoch - 1;
@@ -160,7 +158,6 @@ static void mroce_hint_advance(struct mroce_hint *rh, u64 now_us)
 	rh->n_new = 0;
 	rh->n_heavy = 0;
 	rh->n_ce = 0;
-	rh->overload = false;
 
 	rh->target_mbps = mroce_hint_target(rh);
 	mroce_hint_set_hint(rh);
@@ -169,13 +166,13 @@ static void mroce_hint_advance(struct mroce_hint *rh, u64 now_us)
 /**
  * mroce_hint_init - start a receiving port's rate-hint state
  * @rh: the state
- * @line_mbps: the port's line rate, Mbit/s (0: 100 Gbit/s)
+ * @line_mbps: the port's line rate, Mbit/s (0: MROCE_CC_DEFAULT_LINE_BPS)
  * @epoch_us: the epoch E, microseconds (0: MROCE_HINT_EPOCH_US)
  */
 void mroce_hint_init(struct mroce_hint *rh, u64 line_mbps, u32 epoch_us)
 {
 	memset(rh, 0, sizeof(*rh));
-	rh->line_mbps = line_mbps ?: MROCE_HINT_DEFAULT_LINE_MBPS;
+	rh->line_mbps = line_mbps ?: MROCE_CC_DEFAULT_LINE_BPS / 1000000;
 	rh->epoch_us = epoch_us ?: MROCE_HINT_EPOCH_US;
 	rh->target_mbps = mroce_hint_line_target(rh);
 	mroce_hint_set_hint(rh);
@@ -230,28 +227,13 @@ u32 mroce_hint_rx(struct mroce_hint *rh, struct mroce_hint_conn *c, u32 bytes,
 }
 
 /**
- * mroce_hint_overload - the port dropped received packets for lack of capacity
- * @rh: the receiving port's state
- * @now_us: when, microseconds
- *
- * E.g. the UDP socket's receive-buffer errors grew, or a backlog limit
- * was hit.  Marks the current epoch congested: its arrival rate is then a
- * capacity measurement.
- */
-void mroce_hint_overload(struct mroce_hint *rh, u64 now_us)
-{
-	mroce_hint_advance(rh, now_us);
-	rh->overload = true;
-}
-
-/**
- * mroce_hint_hint - the current hint, for an ACK no packet triggered
+ * mroce_hint_current - the current hint, for an ACK no packet triggered
  * @rh: the receiving port's state
  * @now_us: now, microseconds
  *
  * Return: Mbit/s, 0 = no hint.
  */
-u32 mroce_hint_hint(struct mroce_hint *rh, u64 now_us)
+u32 mroce_hint_current(struct mroce_hint *rh, u64 now_us)
 {
 	mroce_hint_advance(rh, now_us);
 	return rh->hint_mbps;

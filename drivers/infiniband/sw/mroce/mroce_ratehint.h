@@ -16,6 +16,8 @@
 
 #include <linux/types.h>
 
+#include "mroce_cc.h"
+
 #define MROCE_HINT_EPOCH_US	100	/* default epoch E */
 #define MROCE_HINT_WINDOW		8	/* epochs the capacity estimate spans */
 #define MROCE_HINT_TARGET_PCT	95	/* hints add up to 95% of the line rate */
@@ -44,7 +46,6 @@ struct mroce_hint {
 	u32 n_new;		/* of those, idle in the previous epoch */
 	u32 n_heavy;		/* of those, past heavy_thresh */
 	u32 n_ce;		/* of those, with CE-marked packets */
-	bool overload;		/* mroce_hint_overload() was called */
 
 	/* the previous epoch, evaluated when the current one began */
 	u32 prev_n;
@@ -71,7 +72,6 @@ static inline void mroce_hint_conn_init(struct mroce_hint_conn *c)
 void mroce_hint_init(struct mroce_hint *rh, u64 line_mbps, u32 epoch_us);
 u32 mroce_hint_rx(struct mroce_hint *rh, struct mroce_hint_conn *c, u32 bytes,
 		  bool ce, u64 now_us);
-void mroce_hint_overload(struct mroce_hint *rh, u64 now_us);
-u32 mroce_hint_hint(struct mroce_hint *rh, u64 now_us);
+u32 mroce_hint_current(struct mroce_hint *rh, u64 now_us);
 
 #endif /* MROCE_RATEHINT_H */

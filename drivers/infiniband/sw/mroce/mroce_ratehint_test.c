@@ -64,7 +64,7 @@ static void mroce_hint_test_single(struct kunit *test)
 		rh_epoch(&rh, &c, 1, &mbps, k & 1, k * E, &hint);
 		KUNIT_EXPECT_EQ(test, hint, 0);
 	}
-	KUNIT_EXPECT_EQ(test, mroce_hint_hint(&rh, 20 * E), 0);
+	KUNIT_EXPECT_EQ(test, mroce_hint_current(&rh, 20 * E), 0);
 }
 
 static void mroce_hint_test_two(struct kunit *test)
@@ -88,11 +88,11 @@ static void mroce_hint_test_two(struct kunit *test)
 	 */
 	KUNIT_EXPECT_EQ(test, mroce_hint_rx(&rh, &c[0], PKT, false, 1100),
 			T_LINE - 3 * PKT * 8 / E);
-	KUNIT_EXPECT_EQ(test, mroce_hint_hint(&rh, 1150), T_LINE - 983);
+	KUNIT_EXPECT_EQ(test, mroce_hint_current(&rh, 1150), T_LINE - 983);
 	/* heavy both: an equal split */
 	for (k = 0; k < 40; k++)
 		mroce_hint_rx(&rh, &c[k & 1], PKT, false, 1150);
-	KUNIT_EXPECT_EQ(test, mroce_hint_hint(&rh, 1200), T_LINE / 2);
+	KUNIT_EXPECT_EQ(test, mroce_hint_current(&rh, 1200), T_LINE / 2);
 }
 
 static void mroce_hint_test_join_leave(struct kunit *test)
@@ -171,12 +171,12 @@ static void mroce_hint_test_no_spiral(struct kunit *test)
 }
 
 /*
- * A receiver that drains only 40% of its line rate (a software receiver
- * out of CPU) and says so with mroce_hint_overload(): the hints must settle
- * at a share of what it can take, with headroom, and not spiral down
- * while senders keep using them.
+ * A receiver behind a hop that carries only 40% of its line rate and
+ * marks CE when it is full: the hints must settle at a share of what it
+ * can take, with headroom, and not spiral down while senders keep using
+ * them.
  */
-static void mroce_hint_test_overload(struct kunit *test)
+static void mroce_hint_test_slow_hop(struct kunit *test)
 {
 	const u64 cap = LINE * 4 / 10;
 	struct mroce_hint_conn c[4];
@@ -199,9 +199,7 @@ static void mroce_hint_test_overload(struct kunit *test)
 		for (i = 0; i < 4; i++)
 			dlv[i] = sum > cap ? div64_u64(mbps[i] * cap, sum) :
 					   mbps[i];
-		rh_epoch(&rh, c, 4, dlv, false, k * E, hint);
-		if (sum > cap)
-			mroce_hint_overload(&rh, k * E + E / 2);
+		rh_epoch(&rh, c, 4, dlv, sum > cap, k * E, hint);
 		for (i = 0; i < 4; i++) {
 			if (k >= 2) {
 				/* >= a quarter of capacity, <= 5/4 of it */
@@ -323,7 +321,7 @@ static struct kunit_case mroce_hint_cases[] = {
 	KUNIT_CASE(mroce_hint_test_two),
 	KUNIT_CASE(mroce_hint_test_join_leave),
 	KUNIT_CASE(mroce_hint_test_no_spiral),
-	KUNIT_CASE(mroce_hint_test_overload),
+	KUNIT_CASE(mroce_hint_test_slow_hop),
 	KUNIT_CASE(mroce_hint_test_recovers),
 	KUNIT_CASE(mroce_hint_test_light_heavy),
 	KUNIT_CASE(mroce_hint_test_incast),

@@ -595,6 +595,12 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		}
 		if (path < 0)
 			break;
+		/* the first new packet of a run may end an idle period */
+		if (!sent)
+			mroce_cc_tx(qp->sq.cc_ops, &qp->sq.cc,
+				    qp->sq.sb.una != qp->sq.sb.nxt,
+				    mroce_now_us64(), mroce_rto_us(&qp->sq.rto),
+				    (u64)qp->sq.hint_mbps * 1000000);
 		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
 		if (qp->sq.cc.rate_bps)
 			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,

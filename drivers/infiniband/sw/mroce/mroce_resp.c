@@ -36,7 +36,7 @@ static u32 mroce_resp_rate_hint(struct mroce_qp *qp)
 		hint = mroce_hint_rx(&mdev->rh, &qp->rq.rhc, qp->rq.hint_bytes,
 				     qp->rq.ce_since_ack, now);
 	else
-		hint = mroce_hint_hint(&mdev->rh, now);
+		hint = mroce_hint_current(&mdev->rh, now);
 	spin_unlock(&mdev->rh_lock);
 	qp->rq.hint_bytes = 0;
 	return hint;
