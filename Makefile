@@ -27,6 +27,7 @@ provider:
 tools: provider
 	$(MAKE) -C tools/tests/src
 	$(MAKE) -C tools/mroce-verify
+	$(MAKE) -C tools/fuzz
 
 check: all
 	$(CURDIR)/tools/check.sh
