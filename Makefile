@@ -27,6 +27,7 @@ provider:
 tools: provider
 	$(MAKE) -C tools/tests/src
 	$(MAKE) -C tools/mroce-verify
+	$(MAKE) -C tools/fuzz
 
 check: all
 	$(CURDIR)/tools/check.sh
@@ -51,3 +52,4 @@ clean:
 	$(MAKE) -C tools/libmroce clean
 	$(MAKE) -C tools/tests/src clean
 	$(MAKE) -C tools/mroce-verify clean
+	$(MAKE) -C tools/fuzz clean
