@@ -52,3 +52,4 @@ clean:
 	$(MAKE) -C tools/libmroce clean
 	$(MAKE) -C tools/tests/src clean
 	$(MAKE) -C tools/mroce-verify clean
+	$(MAKE) -C tools/fuzz clean
