@@ -555,6 +555,7 @@ static inline void *mroce_ring_slot(const struct mroce_ring *r, u32 idx)
  */
 static inline void mroce_ring_free_to(struct mroce_ring *r, u32 cons)
 {
+	/* pairs with the producer's acquire of cons (ring full check) */
 	smp_store_release(&r->hdr->cons, cons);
 }
 

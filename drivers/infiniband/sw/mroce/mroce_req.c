@@ -375,13 +375,13 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 	sw->first_psn = qp->sq.psn;
 	sw->msn = qp->sq.msn;
 	if (mask & MROCE_WR_READ) {
-		u32 c = mroce_read_chunk(qp);
+		u32 c = mroce_read_chunk(qp), last;
 
 		/* full chunks, then the last */
 		sw->npkts = max(1U, DIV_ROUND_UP(sw->length, c));
+		last = mroce_read_chunk_len(qp, sw, sw->npkts - 1);
 		sw->read_segs = (sw->npkts - 1) * MROCE_READ_CHUNK_SEGS +
-				mroce_segs(qp, mroce_read_chunk_len(qp, sw,
-								sw->npkts - 1));
+				mroce_segs(qp, last);
 		qp->sq.msn += sw->npkts;	/* one message per READ request */
 	} else if (mask & MROCE_WR_ATOMIC) {
 		sw->npkts = 1;

@@ -699,9 +699,9 @@ void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 				   sizeof(grh), true))
 			st = IB_WC_LOC_PROT_ERR;
 		else if (pi->payload_len &&
-		    mroce_sgl_copy_skb(rw->sge, rw->mr, rw->num_sge,
-				       sizeof(grh), skb, pi->hdr_len,
-				       pi->payload_len))
+			 mroce_sgl_copy_skb(rw->sge, rw->mr, rw->num_sge,
+					    sizeof(grh), skb, pi->hdr_len,
+					    pi->payload_len))
 			st = IB_WC_LOC_PROT_ERR;
 	}
 	if (mroce_wire_opinfo(pi->opcode)->props & MROCE_OPP_IMM) {
