@@ -45,8 +45,7 @@ check "dp_smoke mroce1 mroce2" timeout 120 "$HERE/dp_smoke" mroce1 mroce2 "$COUN
 # listening: wait (up to 20 s; a loaded TCG guest is slow) for the
 # ibv_rc_pingpong server in h1 to listen on its TCP port
 listening() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		in_h1 ss -Hltn 'sport = :18515' | grep -q . && return 0
 		sleep 0.2
 	done
