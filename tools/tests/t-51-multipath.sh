@@ -45,7 +45,7 @@ verify() {
 		--server -n "$iters" --seed 11 --ops all,-errors \
 		>"/tmp/$name.server" 2>&1 &
 	srv=$!
-	sleep 1
+	topo_wait_listen h1 18710	# mroce-verify's default port
 	fabric_exec h3 taskset -c 1 timeout 400 "$V" -d mroce3 -g "$gidx" \
 		--client 192.0.2.1 -n "$iters" --seed 11 --ops all,-errors \
 		>"/tmp/$name.client" 2>&1 &

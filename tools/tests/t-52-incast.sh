@@ -126,7 +126,9 @@ incast() {
 			-x "$(gid_index mroce3 192.0.2.3)" -s 65536 -n "$ITER" -p "$port" -F \
 			>"$RESULTS/incast-$tag-srv$i" 2>&1 &
 	done
-	sleep 2
+	for i in $senders; do
+		topo_wait_listen h3 $((18500 + i))
+	done
 	CE0=$(counter mroce3 rx_ce_pkts)
 	: >"$rlog"
 	sample_queue "$qlog" &
