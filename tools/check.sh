@@ -3,7 +3,8 @@
 #
 # "make check": every test mroce has, in order, each stage timed:
 #   lint   checkpatch --strict, W=1 and sparse (tools/lint.sh)
-#   unit   provider unit tests on the host (make -C tools/libmroce check)
+#   unit   provider unit tests on the host (make -C tools/libmroce check),
+#          bench.py's parsers and report (make -C tools/bench check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/)
 # Every stage runs even if an earlier one failed; the exit status is
@@ -31,7 +32,8 @@ run_stage() {
 for s in $stages; do
 	case $s in
 	lint)	run_stage lint tools/lint.sh ;;
-	unit)	run_stage unit make -C tools/libmroce check ;;
+	unit)	run_stage unit make -C tools/libmroce check
+		run_stage unit make -C tools/bench check ;;
 	kunit)	run_stage kunit kunit/run-kunit.sh ;;
 	guest)	run_stage guest tools/guest/mroce-vm --timeout 2400 -- \
 			tools/tests/run-guest-tests.sh ;;

@@ -39,7 +39,12 @@ gidx=$(grep -l -x 0000:0000:0000:0000:0000:ffff:c000:0201 "$port"/gids/* | head 
 gidx=${gidx##*/}
 ip netns exec h1 timeout 60 ibv_rc_pingpong -d mroce1 -g "$gidx" -n 200 \
 	>/tmp/pingpong-server.log 2>&1 &
-sleep 1
+# the client connects to the server's TCP port 18515: only once it listens
+# (seconds after its start on a busy host)
+if ! "$top/tools/guest/topo.sh" wait-listen h1 18515 30; then
+	cat /tmp/pingpong-server.log >&2
+	exit 1
+fi
 ip netns exec h2 timeout 60 ibv_rc_pingpong -d mroce2 -g "$gidx" -n 200 192.0.2.1
 wait
 

@@ -8,8 +8,8 @@ if [ -d "$b" ]; then
 	echo "$b"
 	exit 0
 fi
-d=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1)
-if [ -z "$d" ]; then
+d=$(printf '%s\n' /usr/src/linux-headers-*-amd64 | sort -V | tail -n 1)
+if [ ! -d "$d" ]; then
 	echo "kdir.sh: no kernel headers; install linux-headers-amd64" >&2
 	exit 1
 fi

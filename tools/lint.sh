@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# mroce lint: checkpatch and a W=1, sparse (C=1) build of the module.
+# mroce lint: checkpatch, a W=1, sparse (C=1) build of the module and
+# a shellcheck of the shell scripts.
 #
 # usage: tools/lint.sh
 #
@@ -29,11 +30,15 @@
 #    that get recompiled, and W=1 warnings only show up when compiling, so
 #    objects left up to date by an earlier "make" would hide everything;
 #    a copy also cannot race with somebody's "make" in the repo.
+# 3. shellcheck (every severity, following sourced files, which it looks
+#    for next to each script) on every shell script of the repo: *.sh and
+#    the files whose #! line names sh, bash or dash (tools/guest/mroce-vm,
+#    tools/guest/init, .ci/run); tracked or new, not ignored files.
 #
-# Fails on any checkpatch ERROR/WARNING/CHECK, a failed build, or any line
-# of build output with "warning:" or "error:" in it (gcc, sparse, modpost).
-# Last line on stdout, e.g.:
-#   lint: checkpatch 18 files clean, W=1 C=1 clean
+# Fails on any checkpatch ERROR/WARNING/CHECK, a failed build, any line
+# of build output with "warning:" or "error:" in it (gcc, sparse, modpost),
+# or any shellcheck finding.  Last line on stdout, e.g.:
+#   lint: checkpatch 18 files clean, W=1 C=1 clean, shellcheck 34 scripts clean
 
 set -u
 set -o pipefail
@@ -150,6 +155,29 @@ check_pure()
 	return $bad
 }
 
+# Our shell scripts, relative to $root: *.sh and files with a shell's #!
+shell_scripts()
+{
+	local files
+
+	if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+		files=$(git -C "$root" ls-files --cached --others --exclude-standard)
+	else
+		files=$(cd "$root" && find . \( -name .git -o -name build \) -prune -o \
+			-type f -print | sed 's|^\./||')
+	fi
+	# shellcheck disable=SC2016  # $0 is awk's
+	(cd "$root" && while IFS= read -r f; do
+		[ -f "$f" ] && printf '%s\n' "$f"
+	done <<<"$files" | sort -u |
+	xargs -r -d '\n' awk 'FNR == 1 {
+		if (FILENAME ~ /\.sh$/ ||
+		    $0 ~ /^#![ \t]*[^ \t]*(\/|env[ \t]+)(ba|da)?sh([ \t]|$)/)
+			print FILENAME
+		nextfile
+	}')
+}
+
 build()
 {
 	make -C "$kdir" M="$tmp" W=1 C=1 CONFIG_RDMA_MROCE=m "$@" 2>&1 |
@@ -241,13 +269,29 @@ main()
 		build_result="W=1 C=1 clean"
 	fi
 
+	# --- 4. shellcheck ----------------------------------------------
+	command -v shellcheck >/dev/null ||
+		fail "shellcheck not installed (apt-get install shellcheck)"
+	mapfile -t scripts < <(shell_scripts)
+	[ ${#scripts[@]} -gt 0 ] || fail "no shell scripts found below $root"
+	sc_out=$(cd "$root" && shellcheck --norc -x -P SCRIPTDIR -f gcc \
+		-- "${scripts[@]}" 2>&1)
+	sc_rc=$?		# 0 clean, 1 findings, else shellcheck failed
+	if [ $sc_rc -eq 0 ]; then
+		sc_result="shellcheck ${#scripts[@]} scripts clean"
+	else
+		printf '%s\n' "$sc_out"
+		sc_result="shellcheck $(grep -c ' \[SC[0-9]*\]$' <<<"$sc_out") findings in ${#scripts[@]} scripts"
+		[ $sc_rc -eq 1 ] || sc_result="shellcheck FAILED (exit $sc_rc)"
+	fi
+
 	if [ $cp_bad -ne 0 ] || [ $build_ok -eq 0 ] || [ "$nwarn" -ne 0 ] ||
-	   [ "${pure_bad:-0}" -ne 0 ]; then
+	   [ "${pure_bad:-0}" -ne 0 ] || [ $sc_rc -ne 0 ]; then
 		[ "$nwarn" -ne 0 ] && grep -iE 'warning:|error:' "$log" >&2
-		echo "lint: FAILED: $cp_result, $pure_result, $build_result"
+		echo "lint: FAILED: $cp_result, $pure_result, $build_result, $sc_result"
 		exit 1
 	fi
-	echo "lint: $cp_result, $pure_result, $build_result"
+	echo "lint: $cp_result, $pure_result, $build_result, $sc_result"
 }
 
 main "$@"

@@ -12,6 +12,10 @@
 #        topo.sh exec HOST CMD...   run CMD in HOST (= ip netns exec HOST)
 #        topo.sh ip4 I | ip6 I      print host hI's address
 #        topo.sh hosts              list the hosts that exist
+#        topo.sh wait-listen HOST PORT [SECS]
+#                                   wait until a TCP socket listens on
+#                                   PORT in HOST (default 20 s); "" is
+#                                   the root namespace
 #
 # Hosts are network namespaces h1, h2, ... Host hI has one interface vethI
 # with 192.0.2.I/24 and 2001:db8::I/64 (IPv6 DAD off: usable at once), and
@@ -22,7 +26,13 @@
 # used.  Nothing is printed on success unless -v (or TOPO_VERBOSE=1).
 #
 # As a library: ". tools/guest/topo.sh" defines topo_pair, topo_star N,
-# topo_clean, topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I, topo_hosts.
+# topo_clean, topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I, topo_hosts,
+# topo_wait_listen HOST PORT [SECS].
+#
+# A client started right after its server went to the background may find
+# nothing listening yet (a busy TCG guest takes seconds to start one):
+# start servers in the background, topo_wait_listen, then the client.
+# Every script here does (tools/tests/rdma-lib.sh's run_pair, the demo).
 #
 # tools/guest/fabric.sh (a spine-leaf fabric) names its hosts h1..hN too,
 # so only one of the two topologies exists at a time.  clean is the reset
@@ -86,6 +96,24 @@ topo_exec() {
 	_h=$1
 	shift
 	ip netns exec "$_h" "$@"
+}
+
+# topo_wait_listen HOST PORT [SECS]: 0 once a TCP socket listens on PORT
+# in HOST's namespace (HOST empty: the root namespace), 1 after SECS
+# (default 20) without one
+topo_wait_listen() {
+	_tw_n=$(( ${3:-20} * 5 ))
+	while [ "$_tw_n" -gt 0 ]; do
+		if [ -n "$1" ]; then
+			_tw_s=$(ip netns exec "$1" ss -Htln "sport = :$2" 2>/dev/null)
+		else
+			_tw_s=$(ss -Htln "sport = :$2" 2>/dev/null)
+		fi
+		[ -n "$_tw_s" ] && return 0
+		sleep 0.2
+		_tw_n=$((_tw_n - 1))
+	done
+	topo__err "nothing listens on TCP port $2${1:+ in $1} after ${3:-20} s"
 }
 
 topo_hosts() {
@@ -170,8 +198,9 @@ topo_main() {
 	ip4) topo_ip4 "$2" ;;
 	ip6) topo_ip6 "$2" ;;
 	hosts) topo_hosts ;;
+	wait-listen) topo_wait_listen "$2" "$3" "${4:-20}" ;;
 	-h | --help | help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0" ;;
-	*) topo__err "usage: topo.sh [-v] pair | star N | clean | exec HOST CMD... | ip4 I | ip6 I | hosts (see --help)" ;;
+	*) topo__err "usage: topo.sh [-v] pair | star N | clean | exec HOST CMD... | ip4 I | ip6 I | hosts | wait-listen HOST PORT [SECS] (see --help)" ;;
 	esac
 }
 

@@ -130,6 +130,7 @@ need_module() {
 }
 
 # load_mroce [PARAM=VALUE...]: insmod the module (with parameters)
+# shellcheck disable=SC2120  # the parameters are optional
 load_mroce() {
 	need_module ib_core ib_uverbs udp_tunnel ip6_udp_tunnel
 	[ -d /sys/module/mroce ] && return 0

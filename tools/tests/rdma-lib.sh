@@ -32,7 +32,8 @@
 #                           port-1 GID table, waiting up to 5 s for it
 #   in_server CMD... / in_client CMD...   run CMD in that side's namespace
 #   wait_listen PORT [SEC]  wait until a TCP socket listens on PORT in
-#                           the server's namespace (default 20 s)
+#                           the server's namespace (default 20 s;
+#                           topo.sh's topo_wait_listen)
 #   run_pair NAME PORT SEC SERVER_CMD... -- CLIENT_CMD...
 #                           start SERVER_CMD in the server's namespace,
 #                           wait for it to listen on PORT, run CLIENT_CMD
@@ -137,13 +138,7 @@ setup_rdma_pair() {
 }
 
 wait_listen() {	# wait_listen PORT [SEC]
-	local port=$1 n=$((${2:-20} * 5))
-	while [ "$n" -gt 0 ]; do
-		[ -n "$(in_server ss -Htln "sport = :$port" 2>/dev/null)" ] && return 0
-		sleep 0.2
-		n=$((n - 1))
-	done
-	return 1
+	topo_wait_listen "$SERVER_NS" "$1" "${2:-20}"
 }
 
 # run_pair NAME PORT SEC SERVER_CMD... -- CLIENT_CMD...

@@ -25,8 +25,7 @@ gid_of() {	# gid_of DEV GID -> index of GID in DEV's table, or nothing
 }
 
 wait_gone() {	# wait_gone DEV: ib_device removal is asynchronous
-	local i
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ -e "$SYS/$1" ] || return 0
 		sleep 0.1
 	done

@@ -49,7 +49,7 @@ scenario() {
 	in_h1 taskset -c 0 timeout 240 "$V" -d mroce1 -g "$gidx" --server \
 		-n "$ITERS" --seed 7 --strict --reorder >"/tmp/$name.server" 2>&1 &
 	srv=$!
-	sleep 1
+	topo_wait_listen h1 18710	# mroce-verify's default port
 	in_h2 taskset -c 1 timeout 240 "$V" -d mroce2 -g "$gidx" \
 		--client 192.0.2.1 -n "$ITERS" --seed 7 --strict --reorder \
 		>"/tmp/$name.client" 2>&1

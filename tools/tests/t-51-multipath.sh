@@ -45,7 +45,7 @@ verify() {
 		--server -n "$iters" --seed 11 --ops all,-errors \
 		>"/tmp/$name.server" 2>&1 &
 	srv=$!
-	sleep 1
+	topo_wait_listen h1 18710	# mroce-verify's default port
 	fabric_exec h3 taskset -c 1 timeout 400 "$V" -d mroce3 -g "$gidx" \
 		--client 192.0.2.1 -n "$iters" --seed 11 --ops all,-errors \
 		>"/tmp/$name.client" 2>&1 &
@@ -66,18 +66,18 @@ verify() {
 }
 
 # 1. all spines carry the connection
-before=($(spines))
+read -ra before <<<"$(spines)"
 check "all spines: every byte verified" verify spread 24
-after=($(spines))
+read -ra after <<<"$(spines)"
 total=0
 for s in 0 1 2 3; do
-	d[$s]=$(( ${after[$s]} - ${before[$s]} ))
-	total=$(( total + ${d[$s]} ))
+	d[s]=$(( after[s] - before[s] ))
+	total=$(( total + d[s] ))
 done
 log "packets per spine: ${d[*]} (total $total)"
 for s in 0 1 2 3; do
 	check "spine$((s + 1)) carried >= 5% of the packets (${d[$s]} of $total)" \
-		test $(( ${d[$s]} * 20 )) -ge "$total"
+		test $(( d[s] * 20 )) -ge "$total"
 done
 
 # 2. a spine link black-holed mid-transfer
@@ -87,14 +87,14 @@ check "spine link cut mid-transfer: every byte verified, no error" \
 dead1=$(counter mroce3 path_dead)
 log "path_dead $dead0 -> $dead1"
 check "paths through the cut were declared dead" test "$dead1" -gt "$dead0"
-mid=($(spines))
+read -ra mid <<<"$(spines)"
 sleep 1
 check "traffic continues without spine2's leaf1 link" verify after 8
-end=($(spines))
+read -ra end <<<"$(spines)"
 dropped=$(( $(fabric_drops leaf1:up2) + $(fabric_drops spine2:down1) ))
 log "the cut dropped $dropped packets"
 check "the cut black-holed packets" test "$dropped" -gt 0
-log "spine2 packets during the last run: $(( ${end[1]} - ${mid[1]} ))" \
+log "spine2 packets during the last run: $(( end[1] - mid[1] ))" \
     "(only the other leaf's uplink, from ACKs/responses)"
 
 # 3. restored: probes bring the paths back

@@ -31,6 +31,7 @@ SENDERS="1 2 4"
 # sample_queue FILE: until killed, every ~0.2 s "T <seconds>" and the
 # bottleneck's qdisc statistics (one process in leaf2, cheap under TCG)
 sample_queue() {
+	# shellcheck disable=SC2016  # expanded by the inner sh, each time
 	fabric_exec leaf2 sh -c 'while :; do
 		echo "T $(date +%s.%N)"; tc -s qdisc show dev h3; sleep 0.2
 	done' >"$1" 2>&1
@@ -110,7 +111,7 @@ qp_field() {
 }
 
 # incast TAG CC SENDERS: each of SENDERS writes ITER x 64 KiB to h3, all
-# started together; CC "default" or a name for MROCE_CC.  Sets DONE[i]
+# started together; CC "default" or a name for MROCE_CC.  Sets T_DONE[i]
 # (completion time, s), GOODPUT (MB/s per receiving QP, NGP of them),
 # SUM, JAIN, OK, QAVG (queue
 # from 3 s on), QMAX, D_EARLY/D_LATE and M_EARLY/M_LATE (drops and marks
@@ -125,7 +126,9 @@ incast() {
 			-x "$(gid_index mroce3 192.0.2.3)" -s 65536 -n "$ITER" -p "$port" -F \
 			>"$RESULTS/incast-$tag-srv$i" 2>&1 &
 	done
-	sleep 2
+	for i in $senders; do
+		topo_wait_listen h3 $((18500 + i))
+	done
 	CE0=$(counter mroce3 rx_ce_pkts)
 	: >"$rlog"
 	sample_queue "$qlog" &
@@ -136,8 +139,8 @@ incast() {
 	for i in $senders; do
 		port=$((18500 + i))
 		(
-			fabric_exec h$i timeout 120 "${env[@]}" ib_write_bw -d mroce$i \
-				-x "$(gid_index mroce$i 192.0.2.$i)" -s 65536 -n "$ITER" \
+			fabric_exec "h$i" timeout 120 "${env[@]}" ib_write_bw -d "mroce$i" \
+				-x "$(gid_index "mroce$i" "192.0.2.$i")" -s 65536 -n "$ITER" \
 				-p "$port" -F 192.0.2.3 >"$RESULTS/incast-$tag-cli$i" 2>&1
 			rc=$?
 			echo "$(date +%s.%N) $rc" >"$RESULTS/incast-$tag-done$i"
@@ -166,8 +169,8 @@ incast() {
 			d3 - d0, d - d3, m3 - m0, m - m3 }')"
 	local bws=() dones=()
 	for i in $senders; do
-		DONE[$i]=$(awk -v t0="$t0" '{ printf "%.2f", $1 - t0 }' "$RESULTS/incast-$tag-done$i")
-		dones+=("${DONE[$i]}")
+		T_DONE[i]=$(awk -v t0="$t0" '{ printf "%.2f", $1 - t0 }' "$RESULTS/incast-$tag-done$i")
+		dones+=("${T_DONE[i]}")
 	done
 	# goodput at the receiver (perftest's own figure reads 0.00 now
 	# and then under TCG: its clock calibration)
@@ -210,7 +213,7 @@ check "the devices take the module's default, metaroce" \
 fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
 
 incast ecn-none none "$SENDERS"
-NONE="done after ${DONE[1]}/${DONE[2]}/${DONE[4]} s, MB/s $GOODPUT (sum $SUM), Jain $JAIN, queue $QAVG (max $QMAX), drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
+NONE="done after ${T_DONE[1]}/${T_DONE[2]}/${T_DONE[4]} s, MB/s $GOODPUT (sum $SUM), Jain $JAIN, queue $QAVG (max $QMAX), drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
 NONE_Q=$QAVG
 check_eq "cc none: all three transfers completed" 3 "$OK"
 check_eq "per-QP choice: h1's QP runs cc none (MROCE_CC=none)" none "$(qp_field cc)"
@@ -235,7 +238,7 @@ check "metaroce: the receiver sent rate hints ($(counter mroce3 tx_rate_hints))"
 # per-path statistics of one connection: every path used and measured
 PATHS=$(path_lines)
 log "h1's paths:"
-echo "$PATHS" | sed 's/^/#   /'
+echo "#   ${PATHS//$'\n'/$'\n'#   }"
 NP=$(qp_field paths_active)
 check_match "h1's QP has 16 active paths" '^16$' "$NP"
 check_eq "h1's QP lists all its paths" "${NP:-?}" "$(echo "$PATHS" | grep -c .)"

@@ -42,23 +42,12 @@ check "GID ::ffff:192.0.2.2 on mroce2 (index $g2)" test -n "$g2"
 
 check "dp_smoke mroce1 mroce2" timeout 120 "$HERE/dp_smoke" mroce1 mroce2 "$COUNT"
 
-# listening: wait (up to 20 s; a loaded TCG guest is slow) for the
-# ibv_rc_pingpong server in h1 to listen on its TCP port
-listening() {
-	local i
-	for i in $(seq 100); do
-		in_h1 ss -Hltn 'sport = :18515' | grep -q . && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
 # ibv_rc_pingpong: server in h1, client in h2 (TCP for the exchange).
 log "ibv_rc_pingpong -d mroce1 -g $g1 (server, h1)"
 in_h1 timeout 60 ibv_rc_pingpong -d mroce1 -g "$g1" -n 100 \
 	>/tmp/pp_server.log 2>&1 &
 srv=$!
-listening
+topo_wait_listen h1 18515	# up to 20 s: a loaded TCG guest is slow
 check "ibv_rc_pingpong client (h2) -> 192.0.2.1" \
 	in_h2 timeout 60 ibv_rc_pingpong -d mroce2 -g "$g2" -n 100 192.0.2.1
 check "ibv_rc_pingpong server (h1)" wait $srv
@@ -69,7 +58,7 @@ log "inline + events: ibv_rc_pingpong -e -s 64"
 in_h1 timeout 60 ibv_rc_pingpong -d mroce1 -g "$g1" -n 50 -e -s 64 \
 	>/tmp/pp_server2.log 2>&1 &
 srv=$!
-listening
+topo_wait_listen h1 18515
 check "ibv_rc_pingpong -e (completion events) client" \
 	in_h2 timeout 60 ibv_rc_pingpong -d mroce2 -g "$g2" -n 50 -e -s 64 192.0.2.1
 check "ibv_rc_pingpong -e server" wait $srv

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The report: rows, targets, summary.md/json and the charts' scripts.
+
+Golden: data/results is a real run (2 guests, loop and single paths,
+loss, bottleneck; 4e7166f, 2026-12-01) with its records trimmed (every
+third bottleneck sample) and four failures written in by hand (a send_bw
+and a loss run of rxe, both single-path latency runs, flow 3 of the rxe
+bottleneck: IBV_WC_RETRY_EXC_ERR after 2 s).  data/golden.json is what
+bench.py made of it before the split into mbench/ (make_golden.py)."""
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+from mbench import charts, markdown, report
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+class Golden(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(DATA, "golden.json")) as f:
+            cls.golden = json.load(f)
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "results")
+        shutil.copytree(os.path.join(DATA, "results"), cls.out)
+        a = argparse.Namespace(out=cls.out, no_charts=True, require_filled=True)
+        cls.stdout = io.StringIO()
+        with contextlib.redirect_stdout(cls.stdout):
+            cls.rc = report.cmd_report(a)
+        with open(os.path.join(cls.out, "summary.json")) as f:
+            cls.summary = json.load(f)
+        with open(os.path.join(cls.out, "summary.md")) as f:
+            cls.md = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_filled(self):
+        self.assertEqual(self.rc, 0)
+
+    def test_markdown(self):
+        self.assertEqual(self.md, self.golden["summary.md"])
+        self.assertEqual(self.stdout.getvalue(), self.md + "\n")
+
+    def test_rows_and_targets(self):
+        self.assertEqual(len(self.summary["rows"]), len(self.golden["rows"]))
+        for got, want in zip(self.summary["rows"], self.golden["rows"]):
+            self.assertEqual(list(got), list(want), "key order of a row")
+            self.assertEqual(got, want)
+        self.assertEqual(self.summary["targets"], self.golden["targets"])
+
+    def test_runs_carry_host_other_and_results(self):
+        runs = self.summary["runs"]
+        self.assertEqual(list(runs), ["pair", "single", "loop"])
+        self.assertTrue(all("host_other" in r for p in runs.values() for r in p))
+        bn = [r for r in runs["pair"] if r["kind"] == "bottleneck"]
+        self.assertEqual(len(bn), 3)
+        self.assertEqual(bn[2]["result"]["flows_failed"], 1)
+
+    def test_charts(self):
+        meta, runs = report.load_results(self.out)
+        rows = report.Rows(runs, meta).build()
+        got = {}
+        for png, script, data in charts.chart_files("DIR/charts", runs, rows, 65536):
+            got[os.path.basename(png)[:-4] + ".gp"] = script + "\n"
+            got.update({os.path.basename(k): v for k, v in data.items()})
+        self.assertEqual(sorted(got), sorted(self.golden["charts"]))
+        for k, v in self.golden["charts"].items():
+            self.assertEqual(got[k], v, k)
+
+
+def bw(transport, gbps, verb="write", size=65536, loss=None, ok=True, rid=None, **kw):
+    r = dict(kind="bw", verb=verb, size=size, transport=transport, ok=ok, **kw)
+    if loss is not None:
+        r["loss"] = loss
+    if ok:
+        r.update(gbps=gbps, msg_s=gbps * 1e9 / 8 / size)
+    r["id"] = rid or f"x-{transport}-{gbps}"
+    return r
+
+
+def iperf(proto, gbps, size=65536, loss=None, ok=True):
+    r = dict(kind="iperf", proto=proto, size=size, transport=proto, ok=ok, id=f"i-{gbps}")
+    if loss is not None:
+        r["loss"] = loss
+    if ok:
+        r.update(gbps=gbps, msg_s=gbps * 1e9 / 8 / size)
+    return r
+
+
+def lat(transport, typ, avg, p99, kind="lat", ok=True):
+    r = dict(kind=kind, verb="write", size=8, transport=transport, ok=ok, id=f"l-{typ}")
+    if ok:
+        r.update(t_typical=typ, t_avg=avg, p99=p99)
+    return r
+
+
+class Build(unittest.TestCase):
+    def rows(self, runs, meta=None):
+        return report.Rows(runs, meta or {}).build()
+
+    def test_bandwidth_rows(self):
+        runs = {"pair": [bw("mroce", 1.0), bw("mroce", 3.0), bw("mroce", 2.0),
+                         bw("rxe", 1.0), bw("rxe", 0, ok=False, error="perftest printed 0"),
+                         iperf("tcp", 4.0), iperf("udp", 0.5, size=1472)]}
+        rows = self.rows(runs)
+        self.assertEqual([(r.group, r.metric) for r in rows],
+                         [("bw", "message rate"), ("bw", "throughput")])
+        t = rows[1]
+        self.assertEqual(t.scenario, "write_bw 65536 B")
+        self.assertEqual(t.values["mroce"], {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3})
+        self.assertEqual(t.failed, {"mroce": 0, "rxe": 1, "tcp": 0, "udp": 0})
+        self.assertEqual((t.ratio_rxe, t.raw, t.ratio_raw), (2.0, "tcp", 0.5))
+        m = rows[0]
+        self.assertEqual((m.raw, set(m.values)), ("udp", {"mroce", "rxe", "udp"}))
+        self.assertAlmostEqual(m.values["udp"]["median"], 0.5e9 / 8 / 1472 / 1e6)
+        j = t.to_json()
+        self.assertEqual(list(j), ["path", "scenario", "metric", "unit", "better", "values",
+                                   "failed", "mroce/rxe", "raw", "mroce/raw", "host_other"])
+        md = markdown.path_table("pair", [t])
+        self.assertEqual(md[-2], "| write_bw 65536 B | throughput [Gb/s] | 2.00 (1.00–3.00) | "
+                         "1.00 (1 failed) | 4.00 | 0.500 | 2.00 | 0.500 (tcp) | – |")
+        self.assertTrue(report.filled(rows, runs))
+        self.assertFalse(report.filled(self.rows({"pair": [bw("mroce", 1.0), iperf("tcp", 1)]}),
+                                       {"pair": []}))
+
+    def test_latency_rows(self):
+        runs = {"pair": [lat("mroce", 10, 12, 30), lat("rxe", 20, 30, 90),
+                         lat("udp", 5, 6, 9, kind="udplat")]}
+        rows = self.rows(runs)
+        self.assertEqual([r.metric for r in rows],
+                         ["latency typical", "latency average", "latency p99"])
+        self.assertEqual([r.ratio_rxe for r in rows], [0.5, 0.4, 1 / 3])
+        self.assertEqual(rows[0].scenario, "write_lat 8 B")
+        self.assertEqual(rows[0].better, "lower")
+        tg = {t["target"]: t for t in report.targets(rows)}
+        self.assertEqual(tg["write_lat 8 B typical <= 0.8x rxe (2 guests)"]["met"], True)
+        self.assertIsNone(tg["write_bw 64 KiB >= 2x rxe (2 guests)"]["met"])
+
+    def test_loss_rows(self):
+        runs = {"single": [bw("mroce", 4.0), bw("mroce", 2.0, loss=0.0),
+                           bw("mroce", 1.5, loss=1.0), bw("mroce", 0, loss=1.0, ok=False),
+                           iperf("tcp", 8.0, loss=0.0), iperf("tcp", 6.0, loss=1.0)]}
+        rows = self.rows(runs)
+        loss = [r for r in rows if r.group == "loss"]
+        self.assertEqual(len(loss), 1)
+        r = loss[0]
+        self.assertEqual(r.scenario, "loss 1 %")
+        # baseline: median of the lossless runs (4.0 and the 0 % level's 2.0) = 3.0;
+        # the failed run is goodput 0, counted as failed
+        self.assertEqual(r.values["mroce"], {"median": 0.25, "min": 0.0, "max": 0.5, "n": 2})
+        self.assertEqual(r.failed, {"mroce": 1, "tcp": 0})
+        self.assertEqual(r.values["tcp"]["median"], 0.75)
+        self.assertEqual(r.baseline_gbps["mroce"]["median"], 3.0)
+        self.assertEqual(r.gbps["mroce"]["n"], 1)
+        self.assertEqual(list(r.to_json())[-3:], ["host_other", "gbps", "baseline_gbps"])
+        tg = {t["target"]: t for t in report.targets(rows)}
+        self.assertEqual(tg["goodput at 1 % loss >= 90 % of lossless (1 guest)"]["met"], False)
+        self.assertEqual(tg["goodput at 1 % loss >= 90 % of lossless (1 guest)"]["value"], 0.25)
+
+    def test_order_and_cpu(self):
+        cpu = {"client": {"secs": 1.0, "kernel": 0.5, "user": 0.25},
+               "server": {"secs": 1.0, "kernel": 0.25, "user": 0.0}}
+        runs = {"single": [bw("mroce", 0.8, verb="send", size=64),
+                           bw("mroce", 8.0, cpu=cpu), bw("mroce", 1.0, size=64),
+                           lat("mroce", 10, 12, 30), bw("mroce", 4.0, loss=1.0),
+                           iperf("tcp", 8.0)],
+                "pair": [bw("mroce", 1.0, size=64), bw("rxe", 1.0, size=64)]}
+        rows = self.rows(runs)
+        self.assertEqual([(r.path, r.scenario, r.metric[:12]) for r in rows], [
+            ("pair", "write_bw 64 B", "message rate"), ("pair", "write_bw 64 B", "throughput"),
+            ("single", "write_bw 64 B", "message rate"), ("single", "write_bw 64 B", "throughput"),
+            ("single", "write_bw 65536 B", "message rate"),
+            ("single", "write_bw 65536 B", "throughput"),
+            ("single", "send_bw 64 B", "message rate"), ("single", "send_bw 64 B", "throughput"),
+            ("single", "write_lat 8 B", "latency typi"), ("single", "write_lat 8 B", "latency aver"),
+            ("single", "write_lat 8 B", "latency p99"), ("single", "loss 1 %", "goodput / lo"),
+            ("single", "write_bw 65536 B", "guest CPU ke"),
+            ("single", "write_bw 65536 B", "guest CPU to")])
+        # 8 Gb/s for 1 s = 1 GB: CPU-s per GB = the CPU seconds
+        self.assertEqual(rows[-2].values["mroce"]["median"], 0.75)
+        self.assertEqual(rows[-1].values["mroce"]["median"], 1.0)
+        self.assertNotIn("host_other", rows[-1].to_json())
+
+    def test_host_other(self):
+        hm = [{"dir": "pair-b", "ev": "00001-001-a-r1-start", "t": 0, "busy": 0, "total": 0,
+               "qemu": 0, "ncpu": 2},
+              {"dir": "pair-b", "ev": "00002-001-a-r1-w0", "t": 1, "busy": 100, "total": 200,
+               "qemu": 50, "ncpu": 2},
+              {"dir": "pair-b", "ev": "00003-001-a-r1-w1", "t": 2, "busy": 250, "total": 400,
+               "qemu": 150, "ncpu": 2},
+              {"dir": "single", "ev": "00003-001-a-r1-end", "t": 3, "busy": 0, "total": 0,
+               "qemu": 0, "ncpu": 2}]
+        # w0..w1: 150 busy, 100 of them qemu, of 200 jiffies on 2 CPUs
+        self.assertAlmostEqual(report.host_other(hm, "pair-b", "001-a-r1"), 0.5)
+        self.assertIsNone(report.host_other(hm, "pair-b", "002-b-r1"))
+        hm[2]["ev"] = "00003-001-a-r1-end"      # no w1: start..end
+        self.assertAlmostEqual(report.host_other(hm, "pair-b", "001-a-r1"), 0.5)
+
+    def test_bottleneck_only(self):
+        rec = report.load_jsonl(os.path.join(DATA, "results/pair-b/runs.jsonl"))[23]
+        self.assertEqual(rec["kind"], "bottleneck")
+        bad = dict(rec, id="099-bottleneck-rxe-r2", transport="rxe", ok=False, error="tc -b: x")
+        bad.pop("cc")
+        runs = {"pair": [rec, bad]}
+        rows = self.rows(runs)
+        self.assertTrue(all(r.group == "bottleneck" for r in rows))
+        self.assertEqual(rows[0].scenario, "bottleneck 3 x write_bw 64 KiB")
+        self.assertEqual(list(rows[0].values), ["mroce-metaroce", "rxe"])
+        self.assertEqual(rows[-1].notes, ["`099-bottleneck-rxe-r2`: tc -b: x"])
+        self.assertFalse(report.filled(rows, runs))       # rxe has no goodput
+        self.assertTrue(report.filled(self.rows({"pair": [rec]}), runs))
+        md = markdown.bottleneck_markdown(rows)
+        self.assertTrue(md[0].startswith("## Bottleneck: 3 concurrent RC flows B → A "
+                                         "(write_bw 64 KiB)"))
+        self.assertEqual(md[4], "| metric | mroce cc=metaroce | rdma_rxe |")
+        self.assertIn("* `099-bottleneck-rxe-r2`: tc -b: x", md)
+
+
+if __name__ == "__main__":
+    unittest.main()
