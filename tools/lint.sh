@@ -119,8 +119,8 @@ pure_files()
 	todo=$(awk '/^# pure protocol state machines/ { p = 1 }
 		p && /^$/ { exit } p' "$driver_dir/Makefile" |
 		grep -o 'mroce_[a-z0-9_]*\.o' | sed 's/\.o$/.c/' | tr '\n' ' ')
-	todo="$todo $(cd "$driver_dir" && ls ./*_test.c | sed 's|^\./||' |
-		tr '\n' ' ')"
+	todo="$todo $(cd "$driver_dir" && printf '%s ' ./*_test.c |
+		sed 's|\./||g')"
 	while [ -n "${todo// /}" ]; do
 		f=${todo%% *}
 		todo=${todo#"$f"}
@@ -129,9 +129,9 @@ pure_files()
 		case $seen in *" $f "*) continue ;; esac
 		seen="$seen$f "
 		echo "$f"
-		for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$driver_dir/$f"); do
+		while IFS= read -r inc; do
 			todo="$todo $inc"
-		done
+		done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$driver_dir/$f")
 	done
 }
 
