@@ -307,9 +307,12 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 	    ((sw->msn + k) & MROCE_WIRE_U24_MASK) != pi->msn)
 		goto bad;
 	clen = mroce_read_chunk_len(qp, sw, k);
-	/* R2: the sink the request named, a PMTU segment of the chunk */
-	if (sw->wqe.num_sge &&
-	    (pi->va != sw->sge[0].addr || pi->rkey != sw->sge[0].lkey))
+	/*
+	 * R2: the sink the request named (0, 0 for a READ without SGEs, as
+	 * mroce_req_fill_read() sends it), a PMTU segment of the chunk
+	 */
+	if (pi->va != (sw->wqe.num_sge ? sw->sge[0].addr : 0) ||
+	    pi->rkey != (sw->wqe.num_sge ? sw->sge[0].lkey : 0))
 		goto bad;
 	if (pi->msg_len != clen || pi->offset % qp->pmtu ||
 	    (clen ? pi->offset >= clen : pi->offset) ||
