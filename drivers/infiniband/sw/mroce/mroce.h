@@ -64,6 +64,7 @@
 
 #define MROCE_PORT		1
 #define MROCE_GID_TBL_LEN	1024
+#define MROCE_PKEY_TBL_LEN	1
 #define MROCE_VENDOR_ID		0xffffff	/* no IEEE OUI assigned */
 #define MROCE_MAX_PD		0x10000
 #define MROCE_MAX_QP		0x10000

@@ -421,6 +421,9 @@ static int mroce_qp_check_attr(struct mroce_qp *qp,
 		return -EINVAL;
 	if ((mask & IB_QP_PORT) && attr->port_num != MROCE_PORT)
 		return -EINVAL;
+	/* one P_Key, the default (query_port: pkey_tbl_len 1) */
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= MROCE_PKEY_TBL_LEN)
+		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
 	    attr->max_rd_atomic > MROCE_MAX_RD_ATOMIC)
 		return -EINVAL;

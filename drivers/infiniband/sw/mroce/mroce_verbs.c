@@ -75,7 +75,7 @@ static int mroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = SZ_2G;
 	attr->bad_pkey_cntr = 0;
 	attr->qkey_viol_cntr = 0;
-	attr->pkey_tbl_len = 1;
+	attr->pkey_tbl_len = MROCE_PKEY_TBL_LEN;
 	attr->max_vl_num = 1;
 	attr->ip_gids = true;
 
@@ -102,7 +102,7 @@ static int mroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 static int mroce_get_port_immutable(struct ib_device *ibdev, u32 port,
 				    struct ib_port_immutable *immutable)
 {
-	immutable->pkey_tbl_len = 1;
+	immutable->pkey_tbl_len = MROCE_PKEY_TBL_LEN;
 	immutable->gid_tbl_len = MROCE_GID_TBL_LEN;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
