@@ -84,7 +84,12 @@
 #define MROCE_MIN_RTT_WIN_US	(10 * USEC_PER_SEC)	/* min RTT filter */
 #define MROCE_ACK_EVERY_GAP	4	/* ... while a hole exists */
 #define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
-#define MROCE_ACK_DELAY_MAX_US	200	/* receiver ACK delay allowance */
+/*
+ * The tail probe timeout allows the receiver this long to ACK (the spec's
+ * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): not the
+ * spec's ack_delay_max (25 us), the delayed-ACK timer mroce lacks.
+ */
+#define MROCE_TLP_ACK_ALLOWANCE_US	200
 
 /*
  * Port counters, exported as hw counters (rdma statistic show), with the

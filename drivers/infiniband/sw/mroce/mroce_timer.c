@@ -71,7 +71,7 @@ void mroce_timer_tlp_restart(struct mroce_qp *qp, u64 now)
 		qp->sq.due[MROCE_DL_TLP] = 0;
 		return;
 	}
-	pto = max3(2 * srtt, srtt + MROCE_ACK_DELAY_MAX_US, MROCE_TLP_MIN_US);
+	pto = max3(2 * srtt, srtt + MROCE_TLP_ACK_ALLOWANCE_US, MROCE_TLP_MIN_US);
 	qp->sq.due[MROCE_DL_TLP] = now + (u64)pto * NSEC_PER_USEC;
 	if (qp->sq.due[MROCE_DL_RTO] && qp->sq.due[MROCE_DL_TLP] >= qp->sq.due[MROCE_DL_RTO])
 		qp->sq.due[MROCE_DL_TLP] = 0;	/* the RTO comes first anyway */
