@@ -13,7 +13,9 @@
 # tools/guest/fabric.sh's).  Each test runs with a clean
 # environment (PATH, HOME, LANG, MROCE_*, RDMAV_*), stdin from /dev/null,
 # in the project top, under its own timeout: "# timeout: SECONDS" in the
-# test's first 20 lines, else $MROCE_TEST_TIMEOUT, else 300.
+# test's first 20 lines, else $MROCE_TEST_TIMEOUT, else 300; times
+# $MROCE_TEST_TIMEOUT_SCALE (an integer, default 1: the debug lane's
+# kernel is several times slower).
 #
 # Output is TAP (version 13) on stdout; a failing test's log follows its
 # "not ok" line as "# " diagnostics.  Each test's full log is saved to
@@ -21,8 +23,21 @@
 # $MROCE_RESULTS/guest-tests.tap.  The last line is the summary
 #	guest: N passed, N failed[, N skipped]
 # A test exiting 77 is skipped.  A test also fails when the kernel logs a
-# warning, BUG or oops while it runs (MROCE_DMESG_CHECK=0 turns that off),
-# or when the mroce module cannot be unloaded after it.
+# warning, BUG, oops or a report of a debug kernel's checkers (KASAN,
+# UBSAN, lockdep, debug objects, list debugging...) while it runs or while
+# it is cleaned up after (MROCE_DMESG_CHECK=0 turns that off), or when the
+# mroce module cannot be unloaded after it.  Every matching kernel line is
+# also collected in $MROCE_RESULTS/kernel-trouble.log, under the test's name.
+#
+# kmemleak (a kernel with /sys/kernel/debug/kmemleak, i.e. the debug lane):
+# boot-time suspects are cleared before the first test; after each test and
+# its cleanup (mroce unloaded) memory is scanned, and a test fails when a
+# suspected leak's backtrace is in mroce: a frame "[mroce]", or an address
+# in one of the ranges mroce was loaded at (frames of an unloaded module
+# are printed as bare addresses).  A last scan, a few seconds after the
+# last test, is reported as one more test, "kmemleak-final".  Suspects are
+# saved to $MROCE_RESULTS/kmemleak.log.  MROCE_KMEMLEAK=0 turns it off,
+# MROCE_KMEMLEAK=end scans only once at the end (as kmemleak-final).
 #
 # Options: -l  list the tests that would run and exit
 #          -h  this help
@@ -35,7 +50,14 @@ TOP=$(cd "$HERE/../.." && pwd -P)
 TOPO=$TOP/tools/guest/topo.sh
 DEFAULT_TIMEOUT=${MROCE_TEST_TIMEOUT:-300}
 DIAG_LINES=${MROCE_TEST_DIAG_LINES:-200}
-KERNEL_TROUBLE='(Call Trace:|BUG:|WARNING:|Oops|general protection fault|KASAN|UBSAN:|kernel BUG at|soft lockup|hung_task|blocked for more than|detected stall|refcount_t:|list_(add|del) corruption)'
+# Kernel log lines that fail a test.  Most reports of a debug kernel's
+# checkers start with "BUG:" (KASAN, sleeping in atomic context) or
+# "WARNING:" (lockdep, suspicious RCU usage, ODEBUG, refcount_t); the
+# others are listed on their own.
+KERNEL_TROUBLE='(Call Trace:|BUG:|WARNING:|Oops|general protection fault|KASAN|UBSAN:|kernel BUG at|soft lockup|hung_task|blocked for more than|detected stall|refcount_t:|list_(add|del) corruption'
+KERNEL_TROUBLE+='|ODEBUG:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|bad unlock balance|lock held when returning|DEBUG_LOCKS_WARN_ON|trying to register non-static key|sleeping function called from invalid context|scheduling while atomic|leaked reference|unregister_netdevice: waiting)'
+TIMEOUT_SCALE=${MROCE_TEST_TIMEOUT_SCALE:-1}
+KMEMLEAK=/sys/kernel/debug/kmemleak
 
 usage() { sed -n '3,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
@@ -76,6 +98,8 @@ if [ ${#TESTS[@]} -eq 0 ]; then
 	echo "$ME: no executable tests (t-*.sh) in $HERE" >&2
 	exit 1
 fi
+[[ $TIMEOUT_SCALE =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "$ME: MROCE_TEST_TIMEOUT_SCALE must be a positive integer" >&2; exit 2; }
 if [ "$LIST_ONLY" = 1 ]; then
 	for t in "${TESTS[@]}"; do basename "$t" .sh; done
 	exit 0
@@ -93,9 +117,33 @@ TAP=$RESULTS/guest-tests.tap
 out() { printf '%s\n' "$*" | tee -a "$TAP"; }
 
 # ------------------------------------------------------------ cleaning
+# Remember where mroce is loaded: after rmmod, kmemleak prints its frames
+# as bare addresses.  One "START END" line (hex) per distinct load.
+MROCE_RANGES=
+note_mroce_range() {
+	local name size _ addr r
+	while read -r name size _ _ _ addr _; do
+		[ "$name" = mroce ] || continue
+		[[ $addr =~ ^0x[0-9a-f]+$ ]] && [[ $size =~ ^[0-9]+$ ]] || return 0
+		[ "$((addr))" != 0 ] || return 0	# addresses hidden
+		r=$(printf '%x %x' "$((addr))" "$((addr + size))")
+	done </proc/modules
+	[ -n "${r:-}" ] || return 0
+	case "
+$MROCE_RANGES
+" in
+	*"
+$r
+"*) ;;
+	*) MROCE_RANGES="${MROCE_RANGES:+$MROCE_RANGES
+}$r" ;;
+	esac
+}
+
 # Everything a test may leave behind.  Prints what it could not undo.
 clean_env() {
 	local l i
+	note_mroce_range
 	if command -v rdma >/dev/null 2>&1; then
 		for l in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub(/\/.*/, "", $2); print $2 }' | sort -u); do
 			rdma link delete "$l" 2>/dev/null
@@ -131,21 +179,81 @@ test_timeout() {
 
 kmsg_count() { dmesg 2>/dev/null | wc -l; }
 
+# ------------------------------------------------------------ kmemleak
+KMEMLEAK_MODE=0
+if [ -w "$KMEMLEAK" ]; then
+	case "${MROCE_KMEMLEAK:-each}" in
+	0) ;;
+	end) KMEMLEAK_MODE=end ;;
+	*) KMEMLEAK_MODE=each ;;
+	esac
+fi
+
+# kmemleak_check LABEL: scan, append the suspects to kmemleak.log, forget
+# them (clear), print those whose backtrace is in mroce, one line each
+# ("unreferenced object ... (size N), comm ...: frame; frame; ...").
+kmemleak_check() {
+	local raw
+	echo scan >"$KMEMLEAK" 2>/dev/null || { echo "kmemleak scan failed"; return 0; }
+	raw=$(cat "$KMEMLEAK" 2>/dev/null)
+	echo clear >"$KMEMLEAK" 2>/dev/null
+	[ -n "$raw" ] || return 0
+	printf '# ---- kmemleak after %s ----\n%s\n' "$1" "$raw" >>"$RESULTS/kmemleak.log"
+	printf '%s\n' "$raw" | awk -v ranges="$MROCE_RANGES" '
+	function flush() {
+		if (obj != "" && ours) print obj ", " comm ": " frames
+		obj = ""; comm = ""; frames = ""; ours = 0; nf = 0
+	}
+	# bare hex (no 0x), 16 digits: compare as strings of equal length
+	function inrange(a,  i) {
+		a = sprintf("%16s", a); gsub(/ /, "0", a)
+		for (i = 1; i <= nr; i++)
+			if (a >= lo[i] && a < hi[i]) return 1
+		return 0
+	}
+	BEGIN {
+		n = split(ranges, r, "\n")
+		for (i = 1; i <= n; i++) {
+			if (split(r[i], rf, " ") != 2) continue
+			nr++
+			lo[nr] = sprintf("%16s", rf[1]); gsub(/ /, "0", lo[nr])
+			hi[nr] = sprintf("%16s", rf[2]); gsub(/ /, "0", hi[nr])
+		}
+	}
+	/^unreferenced object/ { flush(); obj = $0; sub(/:$/, "", obj); next }
+	/^ *comm / { c = $0; sub(/^ *comm /, "", c); sub(/, jiffies.*/, "", c); comm = c; next }
+	/^ *\[<[0-9a-f]+>\]/ {
+		a = $1; gsub(/[][<>]/, "", a)
+		f = $0; sub(/^ *\[<[0-9a-f]+>\] */, "", f)
+		if (f ~ /\[mroce\]|(^| )mroce_/ || inrange(a)) { ours = 1; f = f "*" }
+		if (nf++ < 12) frames = frames (frames == "" ? "" : "; ") f
+		next
+	}
+	END { flush() }'
+}
+
 # ------------------------------------------------------------ run
 N=${#TESTS[@]}
 PASSED=0 FAILED=0 SKIPPED=0
 out "TAP version 13"
-out "1..$N"
+if [ "$KMEMLEAK_MODE" = 0 ]; then out "1..$N"; else out "1..$((N + 1))"; fi
+: >"$RESULTS/kernel-trouble.log"
 
 leftover=$(clean_env)
 [ -n "$leftover" ] && out "# before the first test: $leftover"
+if [ "$KMEMLEAK_MODE" != 0 ]; then
+	# forget what boot and the first cleanup left (not ours to judge)
+	: >"$RESULTS/kmemleak.log"
+	echo scan >"$KMEMLEAK" 2>/dev/null
+	echo clear >"$KMEMLEAK" 2>/dev/null
+fi
 
 i=0
 for t in "${TESTS[@]}"; do
 	i=$((i + 1))
 	name=$(basename "$t" .sh)
 	logf=$RESULTS/$name.log
-	to=$(test_timeout "$t")
+	to=$(($(test_timeout "$t") * TIMEOUT_SCALE))
 	test_env
 	k0=$(kmsg_count)
 	start=$(date +%s.%N)
@@ -171,25 +279,40 @@ for t in "${TESTS[@]}"; do
 	*) why="exit status $rc" ;;
 	esac
 
-	# Kernel trouble during the test fails it.
-	if [ "${MROCE_DMESG_CHECK:-1}" = 1 ]; then
-		trouble=$(dmesg 2>/dev/null | tail -n +$((k0 + 1)) | grep -E "$KERNEL_TROUBLE" | head -n 5)
-		if [ -n "$trouble" ]; then
-			case "$rc" in 0|77) rc=1 ;; esac
-			why="${why:+$why; }kernel: $(echo "$trouble" | head -n 1 | sed 's/^\[[^]]*\] *//')"
-		fi
-		{
-			echo "# ---- kernel log during $name ----"
-			dmesg 2>/dev/null | tail -n +$((k0 + 1))
-		} >>"$logf"
-	fi
-
 	leftover=$(clean_env)
 	if [ -n "$leftover" ]; then
 		echo "# cleanup after $name: $leftover" >>"$logf"
 		if [ "$rc" = 0 ] || [ "$rc" = 77 ]; then
 			rc=1
 			why="cleanup failed: $leftover"
+		fi
+	fi
+
+	# Kernel trouble during the test or its cleanup (rmmod) fails it.
+	if [ "${MROCE_DMESG_CHECK:-1}" = 1 ]; then
+		klog=$(dmesg 2>/dev/null | tail -n +$((k0 + 1)))
+		trouble=$(printf '%s\n' "$klog" | grep -E "$KERNEL_TROUBLE")
+		if [ -n "$trouble" ]; then
+			case "$rc" in 0|77) rc=1 ;; esac
+			why="${why:+$why; }kernel: $(echo "$trouble" | head -n 1 | sed 's/^\[[^]]*\] *//')"
+			printf '%s\n' "$trouble" | sed "s/^/$name: /" >>"$RESULTS/kernel-trouble.log"
+		fi
+		{
+			echo "# ---- kernel log during $name and its cleanup ----"
+			printf '%s\n' "$klog"
+		} >>"$logf"
+	fi
+
+	if [ "$KMEMLEAK_MODE" = each ]; then
+		leaks=$(kmemleak_check "$name")
+		if [ -n "$leaks" ]; then
+			{
+				echo "# ---- kmemleak: suspected leaks in mroce (* = mroce frame) ----"
+				printf '%s\n' "$leaks"
+			} >>"$logf"
+			printf '%s\n' "$leaks" | sed "s/^/$name: kmemleak: /" >>"$RESULTS/kernel-trouble.log"
+			case "$rc" in 0|77) rc=1 ;; esac
+			why="${why:+$why; }kmemleak: $(printf '%s\n' "$leaks" | wc -l) suspected leak(s) in mroce"
 		fi
 	fi
 	echo "# $name: exit $rc after ${secs}s${why:+ ($why)}" >>"$logf"
@@ -211,6 +334,22 @@ for t in "${TESTS[@]}"; do
 		tail -n "$DIAG_LINES" "$logf" | sed 's/^/# /' | tee -a "$TAP"
 	fi
 done
+
+# The last scan: a suspect must be older than 5 s to be reported.
+if [ "$KMEMLEAK_MODE" != 0 ]; then
+	sleep 6
+	leftover=$(clean_env)
+	leaks=$(kmemleak_check "the last test")
+	if [ -z "$leaks" ] && [ -z "$leftover" ]; then
+		PASSED=$((PASSED + 1))
+		out "ok $((N + 1)) - kmemleak-final"
+	else
+		FAILED=$((FAILED + 1))
+		out "not ok $((N + 1)) - kmemleak-final # ${leftover:+$leftover; }$(printf '%s\n' "$leaks" | sed '/^$/d' | wc -l) suspected leak(s) in mroce"
+		[ -z "$leaks" ] || printf '%s\n' "$leaks" | sed 's/^/# /' | tee -a "$TAP"
+		[ -z "$leaks" ] || printf '%s\n' "$leaks" | sed "s/^/kmemleak-final: kmemleak: /" >>"$RESULTS/kernel-trouble.log"
+	fi
+fi
 
 summary="guest: $PASSED passed, $FAILED failed"
 [ "$SKIPPED" -gt 0 ] && summary="$summary, $SKIPPED skipped"
