@@ -4,6 +4,10 @@
 #
 #   make            kernel module (against KDIR), rdma-core provider, tools
 #   make check      lint + KUnit + guest tests (what CI runs)
+#   make check-debug  the guest tests on a KASAN/lockdep/kmemleak/UBSAN
+#                   kernel built from linux-source-6.1 (cached), fails on
+#                   any kernel report; DEBUG_TESTS="t-20-rc-pingpong ..."
+#                   picks tests
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #
@@ -14,7 +18,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools check lint kunit guest-test demo bench clean
+.PHONY: all modules provider tools check check-debug lint kunit guest-test demo bench clean
 
 all: modules provider tools
 
@@ -31,6 +35,9 @@ tools: provider
 
 check: all
 	$(CURDIR)/tools/check.sh
+
+check-debug: provider tools
+	$(CURDIR)/tools/guest/check-debug.sh $(DEBUG_TESTS)
 
 lint:
 	$(CURDIR)/tools/lint.sh

@@ -7,6 +7,8 @@
 #          bench.py's parsers and report (make -C tools/bench check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/)
+#   debug  the guest tests on the debug kernel (tools/guest/check-debug.sh;
+#          not in the default list: MROCE_CHECK_STAGES="... debug")
 # Every stage runs even if an earlier one failed; the exit status is
 # non-zero if any failed.  MROCE_CHECK_STAGES="lint guest" picks stages.
 set -uo pipefail
@@ -37,6 +39,8 @@ for s in $stages; do
 	kunit)	run_stage kunit kunit/run-kunit.sh ;;
 	guest)	run_stage guest tools/guest/mroce-vm --timeout 2400 -- \
 			tools/tests/run-guest-tests.sh ;;
+	debug)	read -ra debug_tests <<<"${MROCE_DEBUG_TESTS:-}"
+		run_stage debug tools/guest/check-debug.sh "${debug_tests[@]}" ;;
 	*)	echo "check: unknown stage $s" >&2; failed+=("$s") ;;
 	esac
 done

@@ -61,6 +61,7 @@ esac
 DK=$MROCE_CACHE/debug-kernel
 # A copy of the tree of our own (same helper, other paths).
 MROCE_LINUX_SRC=$DK/linux-source-6.1
+# shellcheck disable=SC2034 # used by mroce_linux_source_unpack
 MROCE_LINUX_STAMP=$DK/linux-source-6.1.stamp
 MROCE_LINUX_LOCK=$DK/linux-source-6.1.lock
 mkdir -p "$DK"

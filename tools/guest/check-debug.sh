@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# check-debug.sh - the debug lane ("make check-debug"): the guest suite on
+# a kernel with KASAN, lockdep, UBSAN, kmemleak and debug objects.
+#
+# usage: tools/guest/check-debug.sh [TEST...]     (default: every test)
+#        tools/guest/check-debug.sh --selftest
+#
+#   1. tools/guest/debug-kernel.sh: the debug kernel, built once and cached
+#   2. mroce.ko built against it, in a copy of the sources under
+#      build/debug-module/ (the module in the tree stays the one for
+#      Debian's kernel), with -g so that scripts/faddr2line can place
+#      mroce's frames of a report
+#   3. tools/guest/mroce-vm boots it (its modules shared in at
+#      /lib/modules/<version>) and runs tools/tests/run-guest-tests.sh with
+#      MROCE_KO pointing at that module and the tests' timeouts scaled,
+#      which fails a test on any kernel report and, with kmemleak, on a
+#      suspected leak in mroce after the module is unloaded
+#   4. the reports, one line each, from build/results-debug/kernel-trouble.log
+#
+# --selftest proves the lane still detects: instead of mroce it builds
+# tools/guest/debug-selftest/ (a module also named mroce that makes one
+# KASAN, UBSAN, lockdep and kmemleak report at load) and runs its test;
+# it passes only when the harness failed that test for all four (results
+# in build/results-debug-selftest/).
+#
+# The userspace (provider, test programs) is the normal build: "make
+# check-debug" builds it first.
+#
+#   MROCE_DEBUG_TIMEOUT_SCALE  factor for each test's timeout (default 4)
+#   MROCE_DEBUG_VM_TIMEOUT     seconds for the whole guest run (default 7200)
+#   MROCE_DEBUG_MEM            guest memory (default 3G)
+#   MROCE_KMEMLEAK             each (default), end or 0 (run-guest-tests.sh)
+# Results: build/results-debug/ (test logs, guest-tests.tap, dmesg.log,
+# kernel-trouble.log, kmemleak.log).  Exit status: non-zero when the
+# kernel or the module could not be built or any test failed.
+set -uo pipefail
+unset ARCH SUBARCH CROSS_COMPILE W C O M KBUILD_OUTPUT KBUILD_EXTMOD \
+	MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+
+ME=check-debug
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+TOP=$(cd "$HERE/../.." && pwd -P)
+cd "$TOP" || exit 1
+
+die() { echo "$ME: $*" >&2; exit 1; }
+
+SELFTEST=0
+if [ "${1:-}" = --selftest ]; then
+	[ $# = 1 ] || die "--selftest takes no tests"
+	SELFTEST=1
+	set -- "$HERE/debug-selftest/t-selftest.sh"
+fi
+
+t0=$(date +%s)
+dk=$("$HERE/debug-kernel.sh") || die "no debug kernel"
+kver=$(cat "$dk/kver") || die "no $dk/kver"
+echo "$ME: kernel $kver ($dk, built in $(cat "$dk/build-time" 2>/dev/null)s)"
+
+# --- mroce.ko for this kernel, in a copy (as tools/lint.sh does)
+if [ "$SELFTEST" = 1 ]; then
+	mod=.
+	copy=$TOP/build/debug-selftest
+	rm -rf "$copy"
+	if ! { mkdir -p "$copy" &&
+		cp "$HERE/debug-selftest/Kbuild" "$HERE/debug-selftest/selftest.c" "$copy/"; }; then
+		die "cannot copy the self-test module to $copy"
+	fi
+else
+	mod=drivers/infiniband/sw/mroce
+	copy=$TOP/build/debug-module
+	rm -rf "$copy"
+	if ! { mkdir -p "$copy/$mod" && cp Kbuild "$copy/" && cp -R uapi "$copy/" &&
+		cp -R "$mod/." "$copy/$mod/"; }; then
+		die "cannot copy the sources to $copy"
+	fi
+fi
+find "$copy" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+	-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
+	-o -name '.*.d' -o -name Module.symvers \) -delete
+if ! make -C "$dk/build" M="$copy" CONFIG_RDMA_MROCE=m KCFLAGS=-g modules \
+	>"$copy.log" 2>&1; then
+	tail -n 30 "$copy.log" >&2
+	die "mroce does not build against $kver (log: $copy.log)"
+fi
+if grep -E 'warning:|error:' "$copy.log" >&2; then
+	die "building mroce against $kver printed warnings (log: $copy.log)"
+fi
+ko=$copy/$mod/mroce.ko
+[ -f "$ko" ] || die "no $ko"
+echo "$ME: module built against $kver in $(($(date +%s) - t0))s: ${ko#"$TOP"/}"
+
+# --- the suite on the debug kernel
+results=$TOP/build/results-debug
+[ "$SELFTEST" = 0 ] || results=$TOP/build/results-debug-selftest
+rm -rf "$results"
+mkdir -p "$results"
+t1=$(date +%s)
+# MROCE_VM_BZIMAGE=1: this kernel triple-faults at once when qemu enters
+# the extracted vmlinux through its PVH note (seen with 6.1 + KASAN); the
+# bzImage boots (~3.5 s slower under TCG, once per run).
+MROCE_VM_BZIMAGE=1 MROCE_KO=$ko MROCE_TEST_TIMEOUT_SCALE=${MROCE_DEBUG_TIMEOUT_SCALE:-4} \
+	"$HERE/mroce-vm" --batch --kernel "$dk/bzImage" --modules "$dk/modules" \
+	--mem "${MROCE_DEBUG_MEM:-3G}" --append kasan_multi_shot \
+	--timeout "${MROCE_DEBUG_VM_TIMEOUT:-7200}" --results "$results" \
+	-- tools/tests/run-guest-tests.sh "$@"
+rc=$?
+echo "$ME: guest suite on $kver: exit $rc after $(($(date +%s) - t1))s"
+
+if [ -s "$results/kernel-trouble.log" ]; then
+	echo "$ME: kernel reports (test: line), from ${results#"$TOP"/}/kernel-trouble.log:"
+	grep -vE 'Call Trace:' "$results/kernel-trouble.log" | sed 's/\[ *[0-9.]*\] //' |
+		awk '!seen[$0]++' | head -n 40 | sed 's/^/  /'
+fi
+if [ "$SELFTEST" = 1 ]; then
+	# rc 1: the harness failed the test; 0 would mean nothing was seen,
+	# anything else that the guest run itself broke.
+	ok=1
+	[ "$rc" = 1 ] || { echo "$ME: selftest: the suite exited $rc, wanted 1"; ok=0; }
+	for want in 'BUG: KASAN: .*use-after-free' 'UBSAN: shift-out-of-bounds' \
+		'possible circular locking dependency' 'kmemleak: unreferenced object .*\*'; do
+		if grep -qE -- "$want" "$results/kernel-trouble.log" 2>/dev/null; then
+			echo "$ME: selftest: detected: $want"
+		else
+			echo "$ME: selftest: NOT detected: $want"
+			ok=0
+		fi
+	done
+	[ "$ok" = 1 ] && { echo "$ME: selftest passed"; exit 0; }
+	echo "$ME: selftest FAILED"
+	exit 1
+fi
+[ "$rc" = 0 ] || echo "$ME: FAILED"
+exit "$rc"
