@@ -198,7 +198,8 @@ kmemleak_check() {
 	raw=$(cat "$KMEMLEAK" 2>/dev/null)
 	echo clear >"$KMEMLEAK" 2>/dev/null
 	[ -n "$raw" ] || return 0
-	printf '# ---- kmemleak after %s ----\n%s\n' "$1" "$raw" >>"$RESULTS/kmemleak.log"
+	printf '# ---- kmemleak after %s (mroce was at: %s) ----\n%s\n' "$1" \
+		"$(printf '%s' "$MROCE_RANGES" | tr '\n' ',')" "$raw" >>"$RESULTS/kmemleak.log"
 	printf '%s\n' "$raw" | awk -v ranges="$MROCE_RANGES" '
 	function flush() {
 		if (obj != "" && ours) print obj ", " comm ": " frames
@@ -222,10 +223,13 @@ kmemleak_check() {
 	}
 	/^unreferenced object/ { flush(); obj = $0; sub(/:$/, "", obj); next }
 	/^ *comm / { c = $0; sub(/^ *comm /, "", c); sub(/, jiffies.*/, "", c); comm = c; next }
+	# "[<hashed pointer>] symbol+off/size [module]", or for a module
+	# that is gone "[<hashed pointer>] 0xADDRESS"
 	/^ *\[<[0-9a-f]+>\]/ {
-		a = $1; gsub(/[][<>]/, "", a)
 		f = $0; sub(/^ *\[<[0-9a-f]+>\] */, "", f)
-		if (f ~ /\[mroce\]|(^| )mroce_/ || inrange(a)) { ours = 1; f = f "*" }
+		if (f ~ /\[mroce\]$/ || (f ~ /^0x[0-9a-f]+$/ && inrange(substr(f, 3)))) {
+			ours = 1; f = f "*"
+		}
 		if (nf++ < 12) frames = frames (frames == "" ? "" : "; ") f
 		next
 	}
