@@ -17,8 +17,11 @@
 #
 # The result is cached under a key: the sha256 of the fragment, this
 # script, the tarball (size, mtime) and the compiler's version.  With the
-# key's folder complete the script only prints it (a second or so); a new
-# key builds from scratch and removes the folders of the other keys.
+# key's folder complete the script only prints it (a second or so) and
+# marks it used; a new key builds from scratch.  After a build, the folders
+# of other keys not used for $MROCE_DEBUG_KEEP_DAYS days (default 3) are
+# removed, and unfinished ones (builds hold a lock, so none is running):
+# two worktrees with different fragments can share the cache.
 #
 # Printed on stdout, one line: the key's folder, which has
 #   bzImage      the kernel (tools/guest/mroce-vm --kernel)
@@ -87,6 +90,7 @@ if ! flock -n 8; then
 fi
 
 if [ "$FORCE" = 0 ] && [ -f "$OUT/complete" ]; then
+	touch "$OUT/complete"
 	echo "$OUT"
 	exit 0
 fi
@@ -155,15 +159,18 @@ echo "$secs" >"$OUT/build-time"
 touch "$OUT/complete"
 note "built $kver in ${secs}s: $OUT"
 
-# Keep only this key (each folder is a full build tree).
+# Each folder is a full build tree (~600 MB): drop the stale ones.
+keep_days=${MROCE_DEBUG_KEEP_DAYS:-3}
 for d in "$DK"/*/; do
 	d=${d%/}
 	case "$(basename "$d")" in
-	"$key"|linux-source-6.1) ;;
-	*)
-		if [ -f "$d/complete" ] || [ -f "$d/build.log" ]; then
-			rm -rf "$d"
-		fi ;;
+	"$key"|linux-source-6.1) continue ;;
 	esac
+	[ -f "$d/build.log" ] || continue	# not one of ours
+	if [ ! -f "$d/complete" ] ||
+		[ -n "$(find "$d/complete" -mtime +"$keep_days" 2>/dev/null)" ]; then
+		note "removing the stale build $d"
+		rm -rf "$d"
+	fi
 done
 echo "$OUT"
