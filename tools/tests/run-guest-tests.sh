@@ -118,7 +118,8 @@ out() { printf '%s\n' "$*" | tee -a "$TAP"; }
 
 # ------------------------------------------------------------ cleaning
 # Remember where mroce is loaded: after rmmod, kmemleak prints its frames
-# as bare addresses.  One "START END" line (hex) per distinct load.
+# as bare addresses.  One "START END" line (hex) per distinct load; noted
+# every second while a test runs (in this shell, not in a subshell).
 MROCE_RANGES=
 note_mroce_range() {
 	local name size _ addr r
@@ -269,7 +270,17 @@ for t in "${TESTS[@]}"; do
 	(cd "$TOP" && exec env -i "${TEST_ENV[@]}" TEST_NAME="$name" \
 		timeout -k 10 "$to" "$t") </dev/null >>"$logf" 2>&1 &
 	pid=$!
-	wait "$pid"
+	if [ "$KMEMLEAK_MODE" = 0 ]; then
+		wait "$pid"
+	else
+		# tests load and unload mroce themselves: note where it is
+		while kill -0 "$pid" 2>/dev/null; do
+			note_mroce_range
+			sleep 1
+		done
+		note_mroce_range
+		wait "$pid"
+	fi
 	rc=$?
 	kill -KILL -- "-$pid" 2>/dev/null
 	end=$(date +%s.%N)
@@ -283,6 +294,7 @@ for t in "${TESTS[@]}"; do
 	*) why="exit status $rc" ;;
 	esac
 
+	note_mroce_range	# clean_env runs in a subshell
 	leftover=$(clean_env)
 	if [ -n "$leftover" ]; then
 		echo "# cleanup after $name: $leftover" >>"$logf"
