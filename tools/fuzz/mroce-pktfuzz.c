@@ -2896,8 +2896,16 @@ static void case_ack(struct ctx *x, int kind)
 					mode = ATLEAST;
 					break;
 				case A_SACK_BEYOND:
-					k.psn = epsn;
-					sack_range(k.sack, 1, 256);
+					/*
+					 * SACK bits from the peer's ePSN up
+					 * to the bitmap's end; with a full
+					 * window (nxt is a bitmap's span
+					 * from ePSN) no bit lies beyond
+					 * nxt, so start halfway instead
+					 */
+					k.psn = fwd(epsn, nxt) < SACK_BITS ? epsn :
+						psn_add(nxt, -SACK_BITS / 2);
+					sack_range(k.sack, 1, SACK_BITS);
 					c = "rx_drop_ack_range";
 					mode = ATLEAST;
 					break;
