@@ -2929,6 +2929,67 @@ static void case_destroy_race(int arg)
 	cs.recover = NULL;
 }
 
+/*
+ * destroy-many: 8 pairs, each sender's SQ full of 64 KiB WRITEs (the
+ * requester, its pacing timer and its loss timer busy), then every
+ * sender destroyed at once, then the receivers: many chances per round
+ * for a timer or a tasklet to run on a destroyed QP (issue 12 #2).
+ */
+#define MANY 8
+
+static void case_destroy_many(int arg)
+{
+	uint64_t end = now_ms() + (uint64_t)opt.seconds * 1000, worst = 0;
+	struct qpcfg c = cfg_def;
+	int round = 0, i, k;
+
+	(void)arg;
+	c.send_wr = 64;
+	c.send_sge = 1;
+	c.scqe = 128;
+	c.rnr = 1;
+	while (now_ms() < end || round < 2) {
+		struct side a[MANY], b[MANY];
+		uint64_t t0, ms;
+		int ok = 1;
+
+		round++;
+		memset(a, 0, sizeof(a));
+		memset(b, 0, sizeof(b));
+		for (i = 0; i < MANY && ok; i++)
+			ok = !pair_init(&a[i], &b[i], 1 << 20, &c);
+		for (i = 0; i < MANY && ok; i++)
+			for (k = 0; k < 64; k++)
+				post_wr(a[i].qp, IBV_WR_RDMA_WRITE, next_id(),
+					(uintptr_t)a[i].buf, 65536, a[i].mr->lkey,
+					(uintptr_t)b[i].buf + (k % 16) * 65536,
+					b[i].mr->rkey, k % 8 ? 0 : IBV_SEND_SIGNALED);
+		if (ok) {
+			sleep_us(rnd(5000));
+			t0 = now_ms();
+			for (i = 0; i < MANY; i++) {
+				int err = VCALL("ibv_destroy_qp",
+						ibv_destroy_qp(a[i].qp));
+
+				if (err)
+					cfail("destroy_qp of a busy sender: %s",
+					      ename(err));
+				a[i].qp = NULL;
+			}
+			ms = now_ms() - t0;
+			if (ms > worst)
+				worst = ms;
+		}
+		for (i = 0; i < MANY; i++)
+			pair_fini(&a[i], &b[i]);
+		kmsg_scan();
+		if (!ok || cs.fails)
+			break;
+	}
+	note("%d rounds of %d busy senders destroyed at once; slowest round %" PRIu64 " ms",
+	     round, MANY, worst);
+}
+
 /* ---- kill: a process killed by SIGKILL in the middle of a transfer */
 
 struct hello {
@@ -5082,6 +5143,8 @@ static const struct fcase cases[] = {
 	  "random valid and invalid verb sequences" },
 	{ "destroy-race", case_destroy_race, 0, 0,
 	  "destroy QPs, CQs, MRs while traffic runs (issue 12 #2)" },
+	{ "destroy-many", case_destroy_many, 0, 0,
+	  "8 busy senders destroyed at once (issue 12 #2)" },
 	{ "kill", case_kill, 0, 0,
 	  "SIGKILL of a process in the middle of a transfer" },
 	{ "cq-overflow-recv", case_cq_overflow, 1, 0,
