@@ -572,7 +572,7 @@ static void cnt_ptr(const char *what, bool ok, int e)
 	_p = (expr);						\
 	_e = errno;						\
 	op_end();						\
-	cnt_ptr(what, _p != NULL, _e);				\
+	cnt_ptr(what, !!_p, _e);				\
 	errno = _e;						\
 	_p;							\
 })
@@ -5267,9 +5267,13 @@ int main(int argc, char **argv)
 		} else {
 			bool hit = false;
 
-			for (c = 0; c < ARRAY_SIZE(cases); c++)
-				if (sel_match(a, &cases[c]))
-					sel[c] = hit = any = true;
+			for (c = 0; c < ARRAY_SIZE(cases); c++) {
+				if (!sel_match(a, &cases[c]))
+					continue;
+				sel[c] = true;
+				hit = true;
+			}
+			any = true;
 			if (!hit) {
 				fprintf(stderr, "mroce-verbsfuzz: no case %s (--list)\n",
 					a);
