@@ -262,6 +262,8 @@ for t in "${TESTS[@]}"; do
 	test_env
 	k0=$(kmsg_count)
 	start=$(date +%s.%N)
+	# on the console too: a guest that dies in a test says which one
+	echo "# $name: started"
 	{
 		echo "# $name, started $(date -u '+%F %T') UTC, timeout ${to}s"
 	} >"$logf"
