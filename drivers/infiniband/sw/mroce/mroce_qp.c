@@ -614,6 +614,15 @@ void mroce_qp_fail_async(struct mroce_qp *qp)
 void mroce_qp_error(struct mroce_qp *qp)
 {
 	spin_lock_bh(&qp->state_lock);
+	/*
+	 * An engine that failed while the QP was being reset or destroyed
+	 * (mroce_qp_quiesce() waits for it) leaves it in RESET: the
+	 * consumer's modify_qp(RESET) stands, and nothing is left to flush.
+	 */
+	if (qp->state == IB_QPS_RESET) {
+		spin_unlock_bh(&qp->state_lock);
+		return;
+	}
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_bh(&qp->state_lock);
 	mroce_sq_flush(qp);
