@@ -44,7 +44,12 @@ void mroce_timer_arm(struct mroce_qp *qp)
 		at = min(at, qp->sq.due[MROCE_DL_RTO]);
 	if (qp->sq.due[MROCE_DL_PROBE])
 		at = min(at, qp->sq.due[MROCE_DL_PROBE]);
-	if (at == U64_MAX) {
+	/*
+	 * A QP that no longer sends has nothing to time: the flush of a QP
+	 * failing while destroy quiesces it must not arm the timer again
+	 * after hrtimer_cancel().
+	 */
+	if (at == U64_MAX || !mroce_qp_sends(qp)) {
 		qp->sq.timer_at = 0;
 		hrtimer_try_to_cancel(&qp->sq.loss_timer);
 		return;
