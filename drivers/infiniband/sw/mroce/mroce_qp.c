@@ -375,14 +375,12 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->state_lock);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock_bh(&qp->state_lock);
-	/*
-	 * A failure work item that read the state before it became RESET
-	 * flushes before the engines stop; one queued meanwhile (a flush
-	 * that overflowed the CQ) sees RESET and does nothing, but must be
-	 * done before the QP is freed.
-	 */
-	cancel_work_sync(&qp->err_work);
 	mroce_qp_quiesce(qp);
+	/*
+	 * A failure work item may still be flushing (it read the state
+	 * before RESET; its flush arms no timer, mroce_timer_arm()) or be
+	 * queued by a flush that overflowed the CQ: done before the free.
+	 */
 	cancel_work_sync(&qp->err_work);
 
 	mroce_sq_release(qp);
