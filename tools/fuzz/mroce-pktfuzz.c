@@ -2488,15 +2488,24 @@ static const struct fld fields[] = {
 static int hdr_off(const struct opd *o, int h)
 {
 	switch (h) {
-	case H_BH: return 0;
-	case H_DH: return o->dh ? o->dh : -1;
-	case H_MH: return o->mh ? o->mh : -1;
-	case H_RH: return o->rh ? o->rh : -1;
-	case H_AH: return o->ah ? o->ah : -1;
-	case H_ARH: return o->arh ? o->arh : -1;
-	case H_KH: return o->kh ? o->kh : -1;
-	case H_NKH: return o->nkh ? o->nkh : -1;
-	default: return o->dgh ? o->dgh : -1;
+	case H_BH:
+		return 0;
+	case H_DH:
+		return o->dh ? o->dh : -1;
+	case H_MH:
+		return o->mh ? o->mh : -1;
+	case H_RH:
+		return o->rh ? o->rh : -1;
+	case H_AH:
+		return o->ah ? o->ah : -1;
+	case H_ARH:
+		return o->arh ? o->arh : -1;
+	case H_KH:
+		return o->kh ? o->kh : -1;
+	case H_NKH:
+		return o->nkh ? o->nkh : -1;
+	default:
+		return o->dgh ? o->dgh : -1;
 	}
 }
 
@@ -3878,8 +3887,12 @@ int main(int argc, char **argv)
 	opt.cases = "all";
 	while ((c = getopt_long(argc, argv, "d:c:s:t:n:vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'd': parse_dev(optarg); break;
-		case 'c': opt.cases = optarg; break;
+		case 'd':
+			parse_dev(optarg);
+			break;
+		case 'c':
+			opt.cases = optarg;
+			break;
 		case O_LIST:
 			for (i = 0; i < NCASES; i++)
 				printf("%-24s %s\n", cases[i].name, cases[i].what);
@@ -3888,9 +3901,15 @@ int main(int argc, char **argv)
 			opt.seed = strtoull(optarg, NULL, 0);
 			opt.seed_set = true;
 			break;
-		case 't': opt.seconds = parse_num(optarg, "--seconds"); break;
-		case 'n': opt.count = (uint64_t)parse_num(optarg, "--count"); break;
-		case O_RATE: opt.rate = parse_num(optarg, "--rate"); break;
+		case 't':
+			opt.seconds = parse_num(optarg, "--seconds");
+			break;
+		case 'n':
+			opt.count = (uint64_t)parse_num(optarg, "--count");
+			break;
+		case O_RATE:
+			opt.rate = parse_num(optarg, "--rate");
+			break;
 		case O_HOLD:
 			opt.nhold_if = parse_ifs(optarg, opt.hold_ns,
 						 sizeof(opt.hold_ns), opt.hold_if);
@@ -3906,22 +3925,34 @@ int main(int argc, char **argv)
 						  sizeof(opt.sniff_ns),
 						  opt.sniff_if);
 			break;
-		case O_PORT: opt.port = (unsigned int)parse_num(optarg, "--port"); break;
+		case O_PORT:
+			opt.port = (unsigned int)parse_num(optarg, "--port");
+			break;
 		case O_PMTU:
 			opt.pmtu = (unsigned int)parse_num(optarg, "--pmtu");
 			opt.pmtu_set = true;
 			break;
-		case O_WAIT: opt.wait_live = parse_num(optarg, "--wait-live"); break;
+		case O_WAIT:
+			opt.wait_live = parse_num(optarg, "--wait-live");
+			break;
 		case O_PROBE:
 			opt.probe_rate_max = parse_num(optarg, "--probe-rate-max");
 			break;
 		case O_SLACK:
 			opt.retx_slack = (unsigned int)parse_num(optarg, "--retx-slack");
 			break;
-		case O_DUMP: opt.dump = (unsigned int)parse_num(optarg, "--dump"); break;
-		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case O_DUMP:
+			opt.dump = (unsigned int)parse_num(optarg, "--dump");
+			break;
+		case 'v':
+			opt.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc || !opt.ndev) {
