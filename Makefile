@@ -10,6 +10,7 @@
 #                   picks tests
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
+#   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
 #
 # KDIR defaults to the running kernel's build dir, else the newest
 # installed Debian linux-headers-*-amd64.  W=1 and C=1 pass through to
@@ -18,7 +19,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools check check-debug lint kunit guest-test demo bench clean
+.PHONY: all modules provider tools check check-debug lint kunit guest-test demo bench profile clean
 
 all: modules provider tools
 
@@ -53,6 +54,9 @@ demo: all
 
 bench: all
 	$(CURDIR)/tools/bench/run-bench.sh
+
+profile: all
+	$(CURDIR)/tools/bench/profile.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

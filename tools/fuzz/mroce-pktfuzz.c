@@ -1425,6 +1425,13 @@ static int64_t cnt_get(const struct snap *s, int d, const char *name)
 	for (i = 0; i < c->n; i++)
 		if (!strcmp(c->name[i], name))
 			return (int64_t)c->v[i];
+	/*
+	 * The device's counters were read but this one is not among them:
+	 * an oracle that reads a counter nobody exports judges nothing.
+	 */
+	if (c->ok && c->n)
+		die(2, "%s exports no counter %s (the oracle is out of date with the spec's list)",
+		    opt.dev[d].name, name);
 	return -1;
 }
 
@@ -1434,6 +1441,24 @@ static int64_t cnt_delta(const struct snap *a, const struct snap *b, int d,
 	int64_t x = cnt_get(a, d, name), y = cnt_get(b, d, name);
 
 	return x < 0 || y < 0 ? -1 : y - x;
+}
+
+/* NAKs @d sent between @a and @b, all codes (the spec's per-code counters). */
+static int64_t naks_sent(const struct snap *a, const struct snap *b, int d)
+{
+	static const char *const codes[] = {
+		"tx_naks_psn_seq_err", "tx_naks_rnr", "tx_naks_rem_access",
+		"tx_naks_rem_op", "tx_naks_inv_req",
+	};
+	int64_t n = 0, dn;
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		dn = cnt_delta(a, b, d, codes[i]);
+		if (dn > 0)
+			n += dn;
+	}
+	return n;
 }
 
 static const struct qp *qp_find(const struct snap *s, int dev, uint32_t qpn)
@@ -1649,6 +1674,8 @@ struct seen {
 
 #define NSEEN		64
 
+static unsigned int pmtu(void);
+
 static struct {
 	int fd[MAXIF];
 	int n;
@@ -1656,6 +1683,12 @@ static struct {
 	int nreq;
 	struct seen write;		/* the last WRITE, any time */
 	bool have_write;
+	struct seen big_write;		/* the last of more than a PMTU */
+	bool have_big_write;
+	struct seen read;		/* the last large READ request, outside holds */
+	bool have_read;
+	struct seen send;		/* the last SEND's last packet, outside holds */
+	bool have_send;
 	unsigned int pmtu;		/* learnt */
 	uint64_t pkts;
 } sn;
@@ -1752,12 +1785,27 @@ static void sniff_drain(bool keep)
 			     s.k.op == OP_WRITE_IMM) && !(s.k.flags & F_LA) &&
 			    s.k.pay > sn.pmtu && s.k.pay <= MAX_PAYLOAD)
 				sn.pmtu = s.k.pay;
+			if ((s.k.op == OP_SEND || s.k.op == OP_SEND_IMM) &&
+			    (s.k.flags & F_LA) && !(s.k.flags & F_RT) && !keep) {
+				sn.send = s;
+				sn.have_send = true;
+			}
 			if (s.k.op == OP_WRITE || s.k.op == OP_WRITE_IMM) {
 				if (s.k.msg_len) {
 					sn.write = s;
 					sn.have_write = true;
 				}
+				if (s.k.msg_len > pmtu()) {
+					sn.big_write = s;
+					sn.have_big_write = true;
+				}
 				continue;
+			}
+			/* a large READ that reached its responder: not held */
+			if (s.k.op == OP_READ_REQ && !(s.k.flags & F_RT) &&
+			    !keep && s.k.rd_length >= 16 * pmtu()) {
+				sn.read = s;
+				sn.have_read = true;
 			}
 			if (!keep || sn.nreq >= NSEEN)
 				continue;
@@ -2151,6 +2199,7 @@ static unsigned int pmtu(void)
 struct allow {
 	unsigned int naks;		/* NAKs per device */
 	bool resp_err;			/* the responder may go to ERR */
+	bool req_err;			/* and with it its requester (fatal NAK) */
 	bool control;			/* forged ACKs that must work */
 };
 
@@ -2192,6 +2241,29 @@ static const char *dname(int d)
 	return opt.dev[d].name;
 }
 
+/* The oldest PSN a requester still waits for (snd_una). */
+static uint32_t una_of(const struct qp *a)
+{
+	return psn_add(a->sq_psn, -(int64_t)a->out);
+}
+
+/*
+ * Did a valid forged ACK (the control) make requester @a0 (before) / @a1
+ * (after) count packets as delivered?  Its snd_una moved into what was
+ * outstanding.  Fewer outstanding packets alone would miss it: the ACK
+ * opens the window, and the requester may send as many new packets
+ * straight away.  Only for the control: sq_psn and the outstanding count
+ * are read apart while a requester sends, so snd_una computed from them
+ * can seem to move, and the harm checks of the other cases must not take
+ * that for a forged delivery.
+ */
+static bool acked_during(const struct qp *a0, const struct qp *a1)
+{
+	uint32_t moved = fwd(una_of(a0), una_of(a1));
+
+	return a1->out < a0->out || (moved && moved <= a0->out);
+}
+
 /*
  * Judge a hold: nothing was delivered between @s0 and @s1, so a
  * requester's outstanding packets cannot have become fewer, a responder's
@@ -2216,17 +2288,16 @@ static void ep_judge(struct ctx *x, const struct snap *s0,
 			     dname(a0->dev), a0->lqpn, a0->out);
 		if (!a1 || !b1)
 			continue;
-		if (a0->has_drv && a1->has_drv && a1->out < a0->out) {
-			if (al->control)
-				x->detected++;
-			else
-				harm(x, "delivered",
-				     "forged packets made %s QP %#x count %" PRIu64
-				     " of its %" PRIu64 " outstanding packets as delivered while its peer (%s QP %#x, ePSN %#x before and after) received nothing",
-				     dname(a0->dev), a0->lqpn, a0->out - a1->out,
-				     a0->out, dname(b0->dev), b0->lqpn,
-				     b1->rq_psn);
-		}
+		if (a0->has_drv && a1->has_drv && al->control &&
+		    acked_during(a0, a1))
+			x->detected++;
+		else if (a0->has_drv && a1->has_drv && !al->control &&
+			 a1->out < a0->out)
+			harm(x, "delivered",
+			     "forged packets made %s QP %#x count %" PRIu64
+			     " of its %" PRIu64 " outstanding packets as delivered while its peer (%s QP %#x, ePSN %#x before and after) received nothing",
+			     dname(a0->dev), a0->lqpn, a0->out - a1->out,
+			     a0->out, dname(b0->dev), b0->lqpn, b1->rq_psn);
 		if (b1->rq_psn != b0->rq_psn && b1->state == b0->state)
 			harm(x, "accepted",
 			     "%s QP %#x accepted a forged request: its ePSN moved %#x -> %#x while its peer could send nothing",
@@ -2236,7 +2307,7 @@ static void ep_judge(struct ctx *x, const struct snap *s0,
 			     "%s QP %#x: ePSN moved %#x -> %#x (state %s) while its peer could send nothing",
 			     dname(b0->dev), b0->lqpn, b0->rq_psn, b1->rq_psn,
 			     state_str(b1->state));
-		if (a1->state != QPS_RTS && !al->control)
+		if (a1->state != QPS_RTS && !al->control && !al->req_err)
 			harm(x, "state-a",
 			     "%s QP %#x went %s -> %s (forged packets failed a live connection)",
 			     dname(a0->dev), a0->lqpn, state_str(a0->state),
@@ -2248,7 +2319,7 @@ static void ep_judge(struct ctx *x, const struct snap *s0,
 	}
 	for (i = 0; i < opt.ndev; i++) {
 		int64_t acks = cnt_delta(s0, s1, i, "tx_acks");
-		int64_t naks = cnt_delta(s0, s1, i, "tx_naks");
+		int64_t naks = naks_sent(s0, s1, i);
 
 		if (acks > 0)
 			harm(x, "acks",
@@ -3191,9 +3262,15 @@ static void case_resp(struct ctx *x, int kind)
 /*
  * Forged requests at live responders, during holds: from a wrong source
  * (in the window), from the right source far ahead of the window, and
- * WRITEs from the right source that break the PMTU rules (C10).
+ * WRITEs from the right source that break the PMTU rules (C10), or whose
+ * two packets disagree (C10 across a message: the second has another
+ * MSN; both pass every check of their own, into a live MR the sniffer
+ * saw a WRITE aimed at), or a SEND that names a receive WQE past the
+ * next one to complete (its data would land in one WQE and the
+ * completion report another).
  */
-enum { Q_WRONG_SRC, Q_FAR, Q_OVER_PMTU, Q_BAD_OFFSET, Q_SHORT_FIRST };
+enum { Q_WRONG_SRC, Q_FAR, Q_OVER_PMTU, Q_BAD_OFFSET, Q_SHORT_FIRST,
+       Q_MSG_MISMATCH, Q_WRONG_RWQE };
 
 static void req_base(struct pkt *k, uint8_t op, const struct qp *a,
 		     const struct qp *b, uint32_t psn)
@@ -3217,14 +3294,80 @@ static void req_base(struct pkt *k, uint8_t op, const struct qp *a,
 	}
 }
 
+/*
+ * Two WRITE packets of one forged message at @epsn and @epsn + 1 of
+ * responder @b, from @a's address, into the live range of the last WRITE
+ * of more than a PMTU the sniffer saw (false if it has none for this
+ * pair): each is a valid segment, but the second carries another MSN.
+ */
+static bool write_pair(struct ctx *x, const struct qp *a, const struct qp *b,
+		       uint32_t epsn, uint32_t pm)
+{
+	struct pkt k;
+	int i;
+
+	const struct seen *w = &sn.big_write;
+	uint32_t len;
+
+	if (!sn.have_big_write || dev_of_addr(&w->src) != a->dev ||
+	    w->k.dqpn != b->lqpn || w->k.msg_len <= pm ||
+	    64 + pm > RAW_MAX4 || pm > MAX_PAYLOAD)
+		return false;
+	/* a full PMTU, then the rest (at most a PMTU) of the live range */
+	len = w->k.msg_len < 2 * pm ? w->k.msg_len : 2 * pm;
+	for (i = 0; i < 2; i++) {
+		req_base(&k, OP_WRITE, a, b, psn_add(epsn, i));
+		k.va = w->k.va;
+		k.rkey = w->k.rkey;
+		k.msn = w->k.msn + i;
+		k.msg_len = len;
+		k.offset = (uint32_t)i * pm;
+		k.pay = i ? len - pm : pm;
+		k.flags = i ? F_LA | F_AR : F_FI;
+		forge(x, b, a, &k, S_OK, NULL, EXACT);
+	}
+	return true;
+}
+
+/*
+ * A one-packet SEND at @epsn of responder @b, from @a's address, into
+ * receive WQE rq_seq + 2 where rq_seq is the last SEND the sniffer saw
+ * complete: the WQE after next (false if no SEND of this pair was seen).
+ */
+static bool send_skip(struct ctx *x, const struct qp *a, const struct qp *b,
+		      uint32_t epsn)
+{
+	struct pkt k;
+
+	if (!sn.have_send || dev_of_addr(&sn.send.src) != a->dev ||
+	    sn.send.k.dqpn != b->lqpn)
+		return false;
+	req_base(&k, OP_SEND, a, b, epsn);
+	k.msn = sn.send.k.msn + 1;
+	k.rq_seq = sn.send.k.rq_seq + 2;
+	k.offset = 0;
+	k.msg_len = k.pay = 16;
+	k.flags = F_FI | F_LA | F_AR;
+	forge(x, b, a, &k, S_OK, NULL, EXACT);
+	return true;
+}
+
 static void case_req(struct ctx *x, int kind)
 {
 	static const uint8_t ops[] = { OP_WRITE, OP_SEND, OP_WRITE_IMM,
 				       OP_READ_REQ, OP_CMP_SWP, OP_FETCH_ADD,
 				       OP_SEND_IMM };
 	const bool c10 = kind >= Q_OVER_PMTU;
-	const struct allow al = { .naks = kind == Q_WRONG_SRC ? 0 : 1,
-				  .resp_err = c10 };
+	/*
+	 * C10: the responder fails the connection with a fatal NAK, and the
+	 * requester, if it has requests out, takes it and fails too.  One
+	 * NAK per forged packet: a QP in ERR answers a request of its peer
+	 * with the fatal NAK again, in case the first was lost.
+	 */
+	const struct allow al = {
+		.naks = kind == Q_WRONG_SRC ? 0 : kind == Q_MSG_MISMATCH ? 2 : 1,
+		.resp_err = c10, .req_err = c10,
+	};
 	struct snap s0, s1;
 	struct pair v[8];
 	int i, j, n;
@@ -3238,6 +3381,21 @@ static void case_req(struct ctx *x, int kind)
 			struct pkt k;
 
 			x->eligible++;
+			if (kind == Q_WRONG_RWQE) {
+				if (send_skip(x, a, b, epsn))
+					continue;
+				x->eligible--;
+				n = 0;
+				break;
+			}
+			if (kind == Q_MSG_MISMATCH) {
+				if (write_pair(x, a, b, epsn, pm))
+					continue;
+				/* no live target seen yet: no victim */
+				x->eligible--;
+				n = 0;
+				break;
+			}
 			if (c10) {
 				req_base(&k, OP_WRITE, a, b, epsn);
 				k.flags = F_AR;
@@ -3291,19 +3449,26 @@ static void case_req(struct ctx *x, int kind)
 		for (i = 0; c10 && i < n; i++) {
 			const struct qp *b0 = v[i].b;
 			const struct qp *b1 = qp_find(&s1, b0->dev, b0->lqpn);
-			int64_t naks = cnt_delta(&s0, &s1, b0->dev, "tx_naks");
+			int64_t naks = naks_sent(&s0, &s1, b0->dev);
 
-			/* the spec's NAK counter, if the device has it */
-			expect(x, b0->dev, "tx_naks_inv_req", 1, ATLEAST);
+			/*
+			 * A WQE that is not posted is RNR (C13), not fatal:
+			 * then nothing was placed, which the transfers show.
+			 */
+			if (kind != Q_WRONG_RWQE)
+				expect(x, b0->dev, "tx_naks_inv_req", 1, ATLEAST);
 			if (!b1)
 				continue;
 			if (b1->rq_psn == b0->rq_psn && naks <= 0)
 				harm(x, "ignored",
-				     "%s QP %#x neither placed nor NAKed the forged WRITE (no NAK sent)",
+				     "%s QP %#x neither placed nor NAKed the forged request (no NAK sent)",
 				     dname(b0->dev), b0->lqpn);
+			if (kind == Q_WRONG_RWQE &&
+			    cnt_delta(&s0, &s1, b0->dev, "tx_naks_rnr") > 0)
+				continue;
 			if (b1->state == QPS_RTS)
 				harm(x, "not-fatal",
-				     "%s QP %#x stayed in RTS: the forged WRITE was not answered with a fatal NAK INVALID_REQUEST (spec C10, MR-33)",
+				     "%s QP %#x stayed in RTS: the forged request was not answered with a fatal NAK INVALID_REQUEST (spec C10, MR-33)",
 				     dname(b0->dev), b0->lqpn);
 		}
 		if (c10 && n) {
@@ -3312,6 +3477,83 @@ static void case_req(struct ctx *x, int kind)
 			if (more(x) && !wait_live())
 				break;
 		}
+		gap();
+	}
+}
+
+/*
+ * A flood of duplicate READs (R3) during a hold: the last READ request
+ * the sniffer saw, which its responder has executed, forged again and
+ * again from the right source, in one burst.  A PSN is answered again at
+ * most once per RTT, and the responses leave paced and budgeted from the
+ * send engine with a short queue of re-executions: most of the burst is
+ * counted rx_dup_read_dropped instead of multiplying the responder's
+ * output.
+ */
+static void case_read_dups(struct ctx *x, int arg)
+{
+	const struct allow al = { 0 };
+	const unsigned int burst = 128;
+	struct snap s0, s1;
+
+	(void)arg;
+	while (more(x)) {
+		const struct qp *a = NULL, *b = NULL;
+		bool forged = false;
+		double t_burst = 0;
+		int da, db;
+
+		ep_begin(&s0);
+		if (sn.have_read) {
+			da = dev_of_addr(&sn.read.src);
+			db = dev_of_addr(&sn.read.dst);
+			if (da >= 0 && db >= 0) {
+				a = qp_find(&s0, da, sn.read.k.sqpn);
+				b = qp_find(&s0, db, sn.read.k.dqpn);
+			}
+		}
+		/*
+		 * Executed (behind the responder's ePSN, within the window),
+		 * and long enough that answering it takes a while.
+		 */
+		if (qp_live(a) && b && qp_live(b) &&
+		    sn.read.k.rd_length >= 16 * pmtu() &&
+		    fwd(sn.read.k.psn, b->rq_psn) >= 1 &&
+		    fwd(sn.read.k.psn, b->rq_psn) <= SACK_BITS) {
+			struct pkt k = sn.read.k;
+			unsigned int i;
+
+			x->eligible++;
+			forged = true;
+			k.flags |= F_RT;
+			/* a burst, as fast as the raw socket takes them */
+			x->paced = false;
+			t_burst = now_s();
+			for (i = 0; i < burst; i++)
+				forge(x, b, a, &k, S_OK, NULL, EXACT);
+			t_burst = now_s() - t_burst;
+			x->paced = true;
+			expect(x, b->dev, "rx_dup_read_dropped", 1, ATLEAST);
+		} else {
+			x->skipped++;
+		}
+		ep_end(x, &s1);
+		if (forged) {
+			int64_t re = cnt_delta(&s0, &s1, b->dev, "rx_dup_read_reexec");
+			/*
+			 * Once per max(SRTT, 1 ms) while the burst lasted (a
+			 * slow guest spreads it), and the 4 queued.
+			 */
+			int64_t most = (int64_t)(t_burst * 1000) + 1 + 4;
+
+			note(x, "%s: %" PRId64 " of %u duplicate READs answered again in %.1f ms (at most %" PRId64 ")",
+			     dname(b->dev), re, burst, t_burst * 1000, most);
+			if (re > most)
+				harm(x, "amplified",
+				     "%s answered %" PRId64 " of %u duplicate READs of one PSN again in %.1f ms (at most %" PRId64 ")",
+				     dname(b->dev), re, burst, t_burst * 1000, most);
+		}
+		ep_judge(x, &s0, &s1, &al);
 		gap();
 	}
 }
@@ -3501,6 +3743,12 @@ static const struct fcase cases[] = {
 	  "a WRITE at the ePSN whose offset is not a multiple of the PMTU: NAK INVALID_REQUEST, nothing placed (C10)" },
 	{ "write-short-first", N_LIVE | N_HOLD, case_req, Q_SHORT_FIRST,
 	  "the first packet of a 3-PMTU WRITE with 100 bytes: NAK INVALID_REQUEST, nothing placed (C10)" },
+	{ "send-wrong-rwqe", N_LIVE | N_HOLD | N_SNIFF, case_req, Q_WRONG_RWQE,
+	  "a SEND at the ePSN into the receive WQE after next (rq_seq + 2 of the last SEND seen): NAK INVALID_REQUEST, or RNR if that WQE is not posted; no receive completes with its data (issue 12 #6)" },
+	{ "write-msg-mismatch", N_LIVE | N_HOLD | N_SNIFF, case_req, Q_MSG_MISMATCH,
+	  "a 2-packet WRITE into a live MR whose second packet has another MSN: NAK INVALID_REQUEST when ePSN reaches it (C10 across a message)" },
+	{ "read-dup-flood", N_LIVE | N_HOLD | N_SNIFF, case_read_dups, 0,
+	  "128 copies of an executed READ request of 16 PMTUs or more, from its requester, in one burst: answered again once per max(SRTT, 1 ms) at most, the rest counted rx_dup_read_dropped (R3)" },
 	{ "silent-peer-probes", N_LIVE | N_HOLD, case_probes, 0,
 	  "a peer silent for a hold: PROBEs per second of the waiting requester (bound --probe-rate-max)" },
 	{ "flood", N_LIVE, case_flood, 0,

@@ -3442,6 +3442,95 @@ out:
 }
 
 /*
+ * mr-keys (issue 12 #13): keys a peer learns must not open anything
+ * else.  128 MRs of one PD: no lkey equals its rkey, no rkey repeats,
+ * and the rkeys differ in at least 24 of their 32 bits (before the fix
+ * lkey == rkey, an index with 8 random bits).  Then a WRITE with the
+ * peer MR's rkey succeeds and one naming its lkey as the rkey fails
+ * IBV_WC_REM_ACCESS_ERR and leaves the memory alone (lkeys are never
+ * accepted from the wire).
+ */
+static void case_mr_keys(int arg)
+{
+	enum { NMR = 128, LEN = 64 };
+	struct ibv_mr *mr[NMR] = { NULL };
+	struct side a = { 0 }, b = { 0 };
+	int i, j, n = 0, same = 0, dup = 0, bits;
+	uint32_t vary = 0;
+	struct ibv_wc wc;
+	uint64_t id;
+	int got;
+
+	(void)arg;
+	if (pair_init(&a, &b, 1 << 16, &cfg_def))
+		goto out;
+	for (i = 0; i < NMR; i++, n++) {
+		mr[i] = VPTR("ibv_reg_mr",
+			     ibv_reg_mr(b.pd, b.buf + 4096, 4096,
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE));
+		if (!mr[i]) {
+			cfail("setup: ibv_reg_mr %d: %s", i, strerror(errno));
+			goto out;
+		}
+		same += mr[i]->lkey == mr[i]->rkey;
+		for (j = 0; j < i; j++)
+			dup += mr[j]->rkey == mr[i]->rkey;
+		vary |= mr[i]->rkey ^ mr[0]->rkey;
+	}
+	same += b.mr->lkey == b.mr->rkey;
+	bits = __builtin_popcount(vary);
+	note("%d MRs: lkey == rkey for %d, %d repeated rkeys, the rkeys differ in %d of 32 bits",
+	     NMR + 1, same, dup, bits);
+	if (same)
+		cfail("%d MRs have lkey == rkey: a READ's sink key opens the requester's memory",
+		      same);
+	if (dup)
+		cfail("%d rkeys repeat among %d MRs", dup, NMR);
+	if (bits < 24)
+		cfail("the rkeys of %d MRs differ in only %d bits: guessable", NMR, bits);
+
+	/* the control: the right rkey writes */
+	memset(b.buf, 0x5a, LEN);
+	memset(a.buf, 0xc3, LEN);
+	id = next_id();
+	post_wr(a.qp, IBV_WR_RDMA_WRITE, id, (uintptr_t)a.buf, LEN, a.mr->lkey,
+		(uintptr_t)b.buf, b.mr->rkey, IBV_SEND_SIGNALED);
+	got = wait_wr(a.scq, id, opt.hang_ms, &wc, NULL);
+	if (got != 1 || wc.status != IBV_WC_SUCCESS || b.buf[LEN - 1] != 0xc3) {
+		cfail("setup: a WRITE with the right rkey: %s",
+		      got == 1 ? wcs(wc.status) : "no completion");
+		goto out;
+	}
+	if (b.mr->lkey == b.mr->rkey)
+		goto out;	/* failed above */
+	memset(b.buf, 0x5a, LEN);
+	memset(a.buf, 0x3c, LEN);
+	id = next_id();
+	post_wr(a.qp, IBV_WR_RDMA_WRITE, id, (uintptr_t)a.buf, LEN, a.mr->lkey,
+		(uintptr_t)b.buf, b.mr->lkey, IBV_SEND_SIGNALED);
+	got = wait_wr(a.scq, id, opt.hang_ms, &wc, NULL);
+	note("a WRITE naming the peer's lkey as its rkey: %s",
+	     got == 1 ? wcs(wc.status) : "no completion");
+	if (got != 1)
+		cfail("a WRITE naming the peer's lkey never completed");
+	else if (wc.status != IBV_WC_REM_ACCESS_ERR)
+		cfail("a WRITE naming the peer's lkey completed %s, not REM_ACCESS_ERR",
+		      wcs(wc.status));
+	for (i = 0; i < LEN; i++)
+		if (b.buf[i] != 0x5a) {
+			cfail("a WRITE naming the peer's lkey changed its memory (byte %d)",
+			      i);
+			break;
+		}
+out:
+	for (i = 0; i < n; i++)
+		if (mr[i])
+			ibv_dereg_mr(mr[i]);
+	pair_fini(&a, &b);
+}
+
+/*
  * dereg-half-recv: a 16 MiB SEND has started to land in the receiver's MR
  * when the sender goes to ERR: the receive WQE is half full, for ever.
  * The receiver's dereg_mr of that MR must return; the receive must not
@@ -5155,6 +5244,8 @@ static const struct fcase cases[] = {
 	  "dereg_mr of an MR a posted SEND holds (issue 12 #5)" },
 	{ "dereg-half-recv", case_dereg_half, 0, 0,
 	  "dereg_mr of an MR a peer has half written (issue 12 #5)" },
+	{ "mr-keys", case_mr_keys, 0, 0,
+	  "lkeys differ from rkeys, rkeys hard to guess, lkeys refused from the wire (issue 12 #13)" },
 	{ "scale-qps", case_scale_qps, 0, 0,
 	  "many QPs connected, memory per QP (issue 12 #9)" },
 	{ "scale-cycles", case_scale_cycles, 0, 0,

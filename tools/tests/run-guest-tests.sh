@@ -350,6 +350,12 @@ for t in "${TESTS[@]}"; do
 			out "# (last $DIAG_LINES of $nl lines of $logf)"
 		fi
 		tail -n "$DIAG_LINES" "$logf" | sed 's/^/# /' | tee -a "$TAP"
+		# last, so that a report showing only the end still names them
+		fails=$(grep -E '^(# )*FAIL - ' "$logf" | head -n 10)
+		if [ -n "$fails" ]; then
+			out "# ---- $name: failed checks ----"
+			printf '%s\n' "$fails" | cut -c1-400 | sed 's/^/# /' | tee -a "$TAP"
+		fi
 	fi
 done
 

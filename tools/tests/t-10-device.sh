@@ -32,8 +32,14 @@ wait_gone() {	# wait_gone DEV: ib_device removal is asynchronous
 	return 1
 }
 
+in_ns() {	# in_ns NETNS CMD...: run CMD in NETNS ("-": the root namespace)
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+
 udp_bound() {	# udp_bound NETNS: our port is bound there (IPv4 and IPv6)
-	[ "$(ip netns exec "$1" ss -Huln "sport = :$PORT" | wc -l)" = 2 ]
+	[ "$(in_ns "$1" ss -Huln "sport = :$PORT" | wc -l)" = 2 ]
 }
 
 # --- creation, in each host's own namespace --------------------------------
@@ -80,8 +86,27 @@ check "PD alloc/free through the provider" \
 # --- UDP sockets belong to the netdev's namespace --------------------------
 check "UDP port $PORT bound in h1" udp_bound h1
 check "UDP port $PORT bound in h2" udp_bound h2
-check_eq "no UDP socket in the root namespace" 0 \
-	"$(ss -Huln "sport = :$PORT" | wc -l)"
+# The port is the module's in every namespace from its creation on (or
+# from load, for those that existed), device or not, so that no process
+# can take it first and receive, or refuse, MetaRoCE packets.
+check "UDP port $PORT bound in the root namespace, which has no device" \
+	udp_bound -
+ip netns add hx
+on_exit 'ip netns del hx 2>/dev/null'
+check "UDP port $PORT bound in a new namespace at once" udp_bound hx
+bind_port() {	# bind_port NETNS FAMILY: a process binds our port there
+	in_ns "$1" python3 -c 'import socket, sys
+f = socket.AF_INET6 if sys.argv[1] == "6" else socket.AF_INET
+s = socket.socket(f, socket.SOCK_DGRAM)
+if f == socket.AF_INET6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::" if f == socket.AF_INET6 else "0.0.0.0", int(sys.argv[2])))' "$2" "$PORT"
+}
+check_fail "a process cannot bind UDP/$PORT (IPv4) in a namespace without a device" \
+	bind_port hx 4
+check_fail "nor UDP/$PORT (IPv6)" bind_port hx 6
+check_fail "nor in the root namespace" bind_port - 4
+ip netns del hx
 # Datagrams to h1's MetaRoCE port from h2: the receive path validates every
 # packet (spec, "Packet-level validation") and counts why it dropped it.
 send_udp() {	# send_udp DST_ADDR HEX_PAYLOAD
@@ -160,8 +185,7 @@ in_h1 ip link set veth1 mtu 1500
 # --- removal ---------------------------------------------------------------
 check "rdma link delete mroce1" rdma link delete mroce1
 check "mroce1 gone" wait_gone mroce1
-check_eq "h1's UDP sockets released with its last device" 0 \
-	"$(ip netns exec h1 ss -Huln "sport = :$PORT" | wc -l)"
+check "h1 keeps the port after its last device" udp_bound h1
 check "re-add after delete" \
 	in_h1 rdma link add mroce1 type mroce netdev veth1
 check "netdev removal removes the device" in_h2 ip link del veth2
@@ -192,6 +216,37 @@ check "mroce1 gone after rmmod" test ! -e $SYS/mroce1
 check "insmod again" insmod "$MROCE_KO"
 check "and add again" in_h1 rdma link add mroce1 type mroce netdev veth1
 check "rmmod again" rmmod mroce
+check_eq "rmmod releases the port everywhere" 0 \
+	"$(ss -Huln "sport = :$PORT" | wc -l)"
+
+# --- a process that held the port before the module loaded -----------------
+ip netns add hb
+on_exit 'ip netns del hb 2>/dev/null'
+ip -n hb link add va type veth peer name vb
+ip -n hb link set va up
+ip -n hb link set vb up
+ip netns exec hb python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+print("bound", flush=True)
+time.sleep(120)' "$PORT" > /dev/shm/t10-holder.out &
+holder=$!
+on_exit "kill $holder 2>/dev/null"
+for _ in $(seq 50); do
+	grep -q bound /dev/shm/t10-holder.out 2>/dev/null && break
+	sleep 0.1
+done
+check "insmod while a process in hb holds UDP/$PORT" insmod "$MROCE_KO"
+check "other namespaces have the port" udp_bound h1
+check_fail "no device in hb while the port is taken" \
+	ip netns exec hb rdma link add mroceb type mroce netdev va
+kill "$holder"
+wait "$holder" 2>/dev/null
+check "a device in hb once the process let go" \
+	ip netns exec hb rdma link add mroceb type mroce netdev va
+check "hb has the port now" udp_bound hb
+check "rmmod with mroceb present" rmmod mroce
+rm -f /dev/shm/t10-holder.out
 
 log="$(dmesg)"
 check_fail "no kernel warnings" \

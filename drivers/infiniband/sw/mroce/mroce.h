@@ -31,6 +31,7 @@
  *   pure protocol code (no ib_core; KUnit suites *_test.c)
  *     mroce_wire.[ch]   wire format, packet opcode table, validation
  *     mroce_psn.h       PSN arithmetic
+ *     mroce_msg.[ch]    responder: the packets of a message agree (C10)
  *     mroce_sb.[ch]     send scoreboard, loss detector
  *     mroce_path.[ch]   path table: spraying, dead paths, probes
  *     mroce_rto.h       RTO, verbs retry budget
@@ -54,6 +55,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_msg.h"
 #include "mroce_pace.h"
 #include "mroce_path.h"
 #include "mroce_ratehint.h"
@@ -79,6 +81,13 @@
 #define MROCE_MIN_QPN		16
 #define MROCE_READ_CHUNK_SEGS	64	/* READ request: at most 64 PMTUs */
 #define MROCE_TX_BUDGET		64	/* packets per requester run */
+#define MROCE_RD_DUPS		4	/* re-executed READs queued at once */
+#define MROCE_RD_RECENT		8	/* re-executed READ PSNs remembered */
+/*
+ * A READ PSN is answered again at most once per max(SRTT, this): our own
+ * requester repeats nothing blindly faster than its tail probe floor.
+ */
+#define MROCE_RD_REEXEC_GAP_MIN_US	MROCE_TLP_MIN_US
 #define MROCE_ACK_EVERY		8	/* packets between ACKs */
 #define MROCE_QDELAY_TARGET_DEF_US	5000	/* qdelay_target_us default */
 #define MROCE_MIN_RTT_WIN_US	(10 * USEC_PER_SEC)	/* min RTT filter */
@@ -117,6 +126,7 @@ enum mroce_counter {
 	MROCE_CNT_RX_DROP_NO_RWQE,
 	MROCE_CNT_RX_DUP_PKTS,
 	MROCE_CNT_RX_DUP_READ_REEXEC,
+	MROCE_CNT_RX_DUP_READ_DROPPED,
 	MROCE_CNT_RX_DUP_ATOMIC_CACHED,
 	MROCE_CNT_RX_DUP_ATOMIC_UNCACHED,
 	MROCE_CNT_RX_DROP_ACK_RANGE,
@@ -241,6 +251,19 @@ struct mroce_av_ref {
 	struct rcu_head rcu;
 };
 
+/*
+ * What the QP table indexes and a lookup takes a reference on.  ib_core
+ * frees a QP as soon as destroy_qp returns, so a lookup that loaded the
+ * entry before destroy erased it must not touch the QP: it finds the
+ * count at zero here, in memory freed only after a grace period, and
+ * destroy need not wait for one.
+ */
+struct mroce_qp_ref {
+	struct mroce_pool_elem elem;	/* lookups and holders + 1 */
+	struct mroce_qp *qp;
+	struct rcu_head rcu;
+};
+
 struct mroce_ah {
 	struct ib_ah ibah;
 	u32 ah_num;
@@ -352,19 +375,15 @@ struct mroce_rwqe {
 
 /* What the responder remembers per PSN of its window. */
 struct mroce_rslot {
-	u8 opcode;
-	u16 flags;
-	u32 msn;
-	u32 rq_seq;
-	u32 imm;
-	u32 msg_len;
-	/* READ/ATOMIC: executed when ePSN passes the PSN */
-	u64 va;
-	u32 rkey;
+	/*
+	 * What C10 checks across a message (mroce_msg.h), as the packet
+	 * had it.  READ: payload_len is the bytes asked for, and offset and
+	 * payload_len follow the responses sent.
+	 */
+	struct mroce_msg_seg m;
+	/* READ: the requester's sink; ATOMIC: the operands */
 	u64 sink_va;
 	u32 sink_key;
-	u32 offset;
-	u32 length;
 	u64 swap_add;
 	u64 compare;
 	enum mroce_nak_code nak;	/* deferred fatal NAK */
@@ -411,7 +430,7 @@ struct mroce_qp {
 	bool sq_sig_all;
 	atomic_t path_seq;		/* responses and ACKs sent */
 	atomic64_t qcnt[MROCE_NUM_COUNTERS];	/* per-QP share of the counters */
-	struct mroce_pool_elem elem;	/* lookups in flight */
+	struct mroce_qp_ref *ref;	/* what the QP table indexes */
 	struct completion released;
 	struct work_struct err_work;	/* fail from where locks are held */
 
@@ -477,6 +496,23 @@ struct mroce_qp {
 		struct mroce_hint_conn rhc;	/* this sender, for the hint */
 		u32 hint_bytes;		/* arrived since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
+		struct mroce_msg_track msg;	/* C10 across a message */
+		/*
+		 * READ responses still to send (the send engine sends them,
+		 * mroce_resp_read_next()): the executed READs of
+		 * [rd_psn, epsn) whose bit is set, in PSN order, each from
+		 * its slot's offset on; and re-executed duplicates first,
+		 * a FIFO of rd_ndup from rd_dup_head.
+		 */
+		unsigned long rd_pending[BITS_TO_LONGS(MROCE_WINDOW)];
+		u32 rd_psn;
+		struct mroce_rslot rd_dup[MROCE_RD_DUPS];
+		u32 rd_dup_psn[MROCE_RD_DUPS];
+		u8 rd_dup_head;
+		u8 rd_ndup;
+		u8 rd_recent_next;
+		u32 rd_recent_psn[MROCE_RD_RECENT];	/* U32_MAX: none */
+		u32 rd_recent_us[MROCE_RD_RECENT];
 		u32 seq_err_epsn;	/* the ePSN a PSN_SEQ_ERR NAK was sent at */
 		bool seq_err_sent;
 		struct mroce_atomic_res *atomic_res;
@@ -695,6 +731,19 @@ void mroce_timer_rnr(struct timer_list *t);
 
 /* mroce_resp.c: responder */
 void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi);
+/*
+ * The source region of one send-engine run of READ responses: looked up
+ * by rkey once per run, not once per packet, and released when the run
+ * ends (mroce_resp_read_end()).  Every packet still checks its range and
+ * access, and a region deregistered meanwhile fails its copy (dead).
+ */
+struct mroce_rd_src {
+	struct mroce_mr *mr;
+	u32 rkey;
+};
+
+bool mroce_resp_read_next(struct mroce_qp *qp, struct mroce_rd_src *src);
+void mroce_resp_read_end(struct mroce_rd_src *src);
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);
 void mroce_resp_rcv_ud(struct mroce_qp *qp, const struct mroce_pkt_info *pi,

@@ -150,9 +150,72 @@ static bool mroce_comp_ack_in_range(const struct mroce_qp *qp,
 	return true;
 }
 
-static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+/*
+ * What the ACK's echo says about the copy that arrived (@pi->rx_count:
+ * the ACK carries one): an RTT sample into @ack, a dead path's probe
+ * answered, and exactly that transmission delivered.
+ */
+static void mroce_comp_echo(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
+			    u32 now_us, struct mroce_cc_ack *ack)
+{
+	/* the echoed timestamp is this transmission's: always a valid RTT */
+	u32 rtt = now_us - pi->echo_ts - pi->ack_delay_us;
+
+	if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
+		mroce_rto_sample(&qp->sq.rto, rtt);
+		mroce_min_rtt_update(qp, rtt, now_us);
+		ack->rtt_us = rtt;
+	}
+	if (mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,
+				    pi->echo_path_seq, now_us)) {
+		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
+		mroce_timer_probe_restart(qp);
+	}
+	if (pi->opcode == MROCE_OP_ACK)
+		mroce_sb_echo(&qp->sq.sb, pi->echo_path_id, pi->echo_path_seq,
+			      pi->echo_ts);
+}
+
+/* Hand the congestion controller what this ACK taught us. */
+static void mroce_comp_cc_ack(struct mroce_qp *qp,
+			      const struct mroce_pkt_info *pi, u32 now_us,
+			      int delivered, struct mroce_cc_ack *ack)
 {
 	const struct mroce_cc_ops *cc = qp->sq.cc_ops;
+
+	if (!cc->on_ack)
+		return;
+	ack->now_us = now_us;
+	ack->path = pi->echo_path_id;
+	ack->acked_pkts = max(delivered, 0);
+	ack->inflight_pkts = mroce_sb_outstanding(&qp->sq.sb);
+	ack->rx_count = pi->rx_count;
+	ack->ce_count = pi->ce_count;
+	ack->echo_ce = pi->echo_flags & MROCE_ECHO_CE;
+	ack->srtt_us = qp->sq.rto.srtt_us;
+	/*
+	 * The delay signal, with a target fit for a software host (module
+	 * parameter qdelay_target_us, 0: off)
+	 */
+	ack->qdelay_target_us = READ_ONCE(mroce_qdelay_target_us);
+	ack->min_rtt_us = ack->qdelay_target_us ? qp->sq.min_rtt_us : 0;
+	/*
+	 * The window covers the RTT the delay signal tolerates: on a loaded
+	 * software host the RTT is far above the idle minimum without any
+	 * network queue.
+	 */
+	ack->base_rtt_us = qp->sq.min_rtt_us ?
+			   qp->sq.min_rtt_us + ack->qdelay_target_us : 0;
+	ack->rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
+	cc->on_ack(&qp->sq.cc, ack);
+}
+
+/*
+ * An ACK that passed R1 (or the acknowledging part of a NAK): feed the
+ * scoreboard, the paths, the loss timers and the congestion controller.
+ */
+static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
 	struct mroce_sb *sb = &qp->sq.sb;
 	struct mroce_cc_ack ack = {};
 	u64 now = ktime_get_ns();
@@ -167,26 +230,8 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	if ((pi->echo_flags & MROCE_ECHO_DUP) &&
 	    mroce_sb_dup_echo(sb, pi->echo_psn))
 		mroce_qcount(qp, MROCE_CNT_RETX_SPURIOUS, 1);
-	/* the echoed timestamp is this transmission's: always a valid RTT */
-	if (pi->rx_count) {
-		u32 rtt = (u32)ctx.now_us - pi->echo_ts - pi->ack_delay_us;
-
-		if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
-			mroce_rto_sample(&qp->sq.rto, rtt);
-			mroce_min_rtt_update(qp, rtt, ctx.now_us);
-			ack.rtt_us = rtt;
-		}
-	}
-	if (pi->rx_count &&
-	    mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,
-				    pi->echo_path_seq, ctx.now_us)) {
-		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
-		mroce_timer_probe_restart(qp);
-	}
-	/* the echo names exactly the copy that arrived */
-	if (pi->rx_count && pi->opcode == MROCE_OP_ACK)
-		mroce_sb_echo(sb, pi->echo_path_id, pi->echo_path_seq,
-			      pi->echo_ts);
+	if (pi->rx_count)
+		mroce_comp_echo(qp, pi, ctx.now_us, &ack);
 	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, &ctx);
 	if (pi->rx_count)
 		mroce_paths_echo(qp->sq.paths, pi->echo_path_id, ack.rtt_us,
@@ -207,31 +252,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		mroce_qcount(qp, MROCE_CNT_RX_RATE_HINTS, 1);
 		qp->sq.hint_mbps = pi->rate_hint_mbps;
 	}
-	if (cc->on_ack) {
-		ack.now_us = ctx.now_us;
-		ack.path = pi->echo_path_id;
-		ack.acked_pkts = max(delivered, 0);
-		ack.inflight_pkts = mroce_sb_outstanding(sb);
-		ack.rx_count = pi->rx_count;
-		ack.ce_count = pi->ce_count;
-		ack.echo_ce = pi->echo_flags & MROCE_ECHO_CE;
-		ack.srtt_us = qp->sq.rto.srtt_us;
-		/*
-		 * The delay signal, with a target fit for a software host
-		 * (module parameter qdelay_target_us, 0: off)
-		 */
-		ack.qdelay_target_us = READ_ONCE(mroce_qdelay_target_us);
-		ack.min_rtt_us = ack.qdelay_target_us ? qp->sq.min_rtt_us : 0;
-		/*
-		 * The window covers the RTT the delay signal tolerates: on
-		 * a loaded software host the RTT is far above the idle
-		 * minimum without any network queue.
-		 */
-		ack.base_rtt_us = qp->sq.min_rtt_us ?
-				  qp->sq.min_rtt_us + ack.qdelay_target_us : 0;
-		ack.rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
-		cc->on_ack(&qp->sq.cc, &ack);
-	}
+	mroce_comp_cc_ack(qp, pi, ctx.now_us, delivered, &ack);
 }
 
 static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)

@@ -6,11 +6,17 @@
  * A device lives in the namespace of its netdev, so its packets must be
  * sent and received by sockets of that namespace (rxe in Linux 6.1 only
  * has init_net sockets, which is why two rxe devices cannot talk over a
- * veth pair between namespaces).  The set is created when the first
- * device of a namespace attaches and released with the last one; kernel
- * sockets do not pin their namespace, so every device detaches on
- * NETDEV_UNREGISTER, which the namespace's teardown sends before it
- * reaches our pernet exit.
+ * veth pair between namespaces).
+ *
+ * The MetaRoCE port belongs to the module in every namespace, as a RoCE
+ * NIC owns 4791 and rxe binds it at load: the set is bound when the
+ * namespace is created (for those that exist, when the module loads),
+ * before any process there could take the port and receive, or refuse,
+ * our peers' packets.  If a process held it already at load, the set is
+ * created when a device attaches instead (which fails while it is taken).
+ * The set lives as long as its namespace; kernel sockets do not pin
+ * their namespace, and every device detaches on NETDEV_UNREGISTER, which
+ * the namespace's teardown sends before it reaches our pernet exit.
  */
 
 #include <linux/inetdevice.h>
@@ -198,16 +204,10 @@ static void mroce_soft_detach(struct mroce_dev *mdev)
 	mutex_lock(&mroce_net_mutex);
 	hlist_del_rcu(&mdev->xport_node);
 	WRITE_ONCE(mdev->xport_priv, NULL);
-	if (--set->users == 0) {
-		struct mroce_net *mn = net_generic(set->net, mroce_net_id);
-
-		mn->set = NULL;
-		/* udp_tunnel_sock_release() waits for readers (synchronize_rcu) */
-		mroce_sockset_free(set);
-	} else {
-		synchronize_rcu();
-	}
+	set->users--;
 	mutex_unlock(&mroce_net_mutex);
+	/* no receive or transmit still looks at @mdev through the set */
+	synchronize_rcu();
 }
 
 static int mroce_soft_xmit4(struct mroce_sockset *set, int oif,
@@ -263,8 +263,16 @@ static int mroce_soft_xmit6(struct mroce_sockset *set, int oif,
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
 	ttl = av->hop_limit ? av->hop_limit : ip6_dst_hoplimit(dst);
-	/* Consumes @skb whatever it returns. */
-	udp_tunnel6_xmit_skb(dst, set->sock6->sk, skb, dst->dev, &saddr, &daddr,
+	/*
+	 * Consumes @skb whatever it returns.  No device for the tunnel
+	 * statistics: ip6tunnel_xmit() would add to dev->tstats, a
+	 * struct pcpu_sw_netstats that only tunnel devices have; on veth or
+	 * lo that union member is their smaller per-CPU stats, and the add
+	 * wrote past them into a neighbouring per-CPU allocation (a route
+	 * cache slot, seen as a KASAN GPF in free_fib_info_rcu()).  mroce
+	 * counts its own packets.
+	 */
+	udp_tunnel6_xmit_skb(dst, set->sock6->sk, skb, NULL, &saddr, &daddr,
 			     (av->tclass & ~INET_ECN_MASK) | ecn, ttl,
 			     cpu_to_be32(av->flow_label), sport,
 			     htons(udp_port), false);
@@ -311,15 +319,40 @@ const struct mroce_xport_ops mroce_soft_xport = {
 	.xmit = mroce_soft_xmit,
 };
 
+/* A new namespace (or one that exists at load): take the port now. */
+static int __net_init mroce_net_init_net(struct net *net)
+{
+	struct mroce_net *mn = net_generic(net, mroce_net_id);
+	struct mroce_sockset *set;
+
+	mutex_lock(&mroce_net_mutex);
+	set = mroce_sockset_create(net);
+	/* never fail the namespace: a device attaching there tries again */
+	if (!IS_ERR(set))
+		mn->set = set;
+	mutex_unlock(&mroce_net_mutex);
+	return 0;
+}
+
 static void __net_exit mroce_net_exit_net(struct net *net)
 {
 	struct mroce_net *mn = net_generic(net, mroce_net_id);
+	struct mroce_sockset *set;
 
+	mutex_lock(&mroce_net_mutex);
+	set = mn->set;
+	mn->set = NULL;
+	mutex_unlock(&mroce_net_mutex);
+	if (!set)
+		return;
 	/* Every netdev of @net is gone, so every device has detached. */
-	WARN_ON_ONCE(mn->set);
+	WARN_ON_ONCE(set->users);
+	/* udp_tunnel_sock_release() waits for readers (synchronize_rcu) */
+	mroce_sockset_free(set);
 }
 
 static struct pernet_operations mroce_net_ops = {
+	.init = mroce_net_init_net,
 	.exit = mroce_net_exit_net,
 	.id = &mroce_net_id,
 	.size = sizeof(struct mroce_net),

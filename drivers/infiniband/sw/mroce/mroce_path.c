@@ -169,10 +169,6 @@ void mroce_paths_delivered(struct mroce_paths *ps, int id, u32 path_seq,
 	p = &ps->path[id];
 	if (in_flight && p->inflight)
 		p->inflight--;
-	if (!p->high_valid || (s32)(path_seq - p->high_seq) > 0) {
-		p->high_seq = path_seq;
-		p->high_valid = true;
-	}
 	p->consec_lost = 0;
 	p->last_delivery_us = now_us;
 	p->stats.delivered++;
@@ -398,18 +394,6 @@ bool mroce_paths_probe_acked(struct mroce_paths *ps, int id, u32 path_seq,
 	mroce_path_start_round(ps, p, now_us);
 	p->stats.revivals++;
 	return true;
-}
-
-u32 mroce_paths_free_window(const struct mroce_paths *ps, int id)
-{
-	const struct mroce_path *p;
-
-	if (!mroce_paths_active(ps, id))
-		return 0;
-	if (!ps->windowed)
-		return U32_MAX;
-	p = &ps->path[id];
-	return p->inflight < p->cwnd ? p->cwnd - p->inflight : 0;
 }
 
 u32 mroce_paths_window(const struct mroce_paths *ps)

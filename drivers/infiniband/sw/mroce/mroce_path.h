@@ -86,13 +86,11 @@ struct mroce_path {
 	u8 consec_lost;		/* losses since the last delivery */
 	u8 gen_probes;		/* probes sent in this generation */
 	u8 dead_gens;		/* generations probed since it died */
-	bool high_valid;	/* high_seq holds a delivered path seq */
 	bool round_dirty;	/* a loss or mark in the current round */
 	s32 credit;		/* smooth weighted round-robin */
 	u32 cwnd;		/* path window, packets, >= 1 */
 	u32 inflight;		/* packets sent and not delivered or lost */
 	u32 tx_seq;		/* path sequence number of the next transmission */
-	u32 high_seq;		/* highest delivered path sequence number */
 	u32 gen_seq;		/* first path seq of this generation */
 	u32 srtt_x8;		/* SRTT_p x 8, us; 0: no sample in this gen */
 	u32 min_rtt_us;		/* 0: no sample in this generation */
@@ -163,23 +161,6 @@ static inline bool mroce_paths_has_window(const struct mroce_paths *ps, int id)
 		return false;
 	p = &ps->path[id];
 	return !ps->windowed || p->inflight < p->cwnd;
-}
-
-/*
- * Loss detection rule 1: has a transmission on path @id with path
- * sequence number at least @seq + @k been delivered?  Modulo 2^32 with
- * the half-space rule: the highest delivered number counts if it is
- * 0 .. 2^31 - 1 steps at or beyond @seq + @k.
- */
-static inline bool mroce_paths_seq_lost(const struct mroce_paths *ps, int id,
-					u32 seq, u32 k)
-{
-	const struct mroce_path *p;
-
-	if (!mroce_paths_valid(ps, id))
-		return false;
-	p = &ps->path[id];
-	return p->high_valid && (s32)(p->high_seq - (seq + k)) >= 0;
 }
 
 /*
@@ -299,9 +280,6 @@ u64 mroce_paths_next_probe_us(const struct mroce_paths *ps);
  */
 bool mroce_paths_probe_acked(struct mroce_paths *ps, int id, u32 path_seq,
 			     u64 now_us);
-
-/* Free window of @id: 0 if dead or full, U32_MAX if !windowed. */
-u32 mroce_paths_free_window(const struct mroce_paths *ps, int id);
 
 /*
  * Connection window the path windows allow: the sum of cwnd_p over the

@@ -108,8 +108,7 @@ static void mroce_path_test_init(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, p->cwnd, 16U);
 		KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 		KUNIT_EXPECT_EQ(test, p->tx_seq, 0U);
-		KUNIT_EXPECT_FALSE(test, p->high_valid);
-		KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, id), 16U);
+		KUNIT_EXPECT_TRUE(test, mroce_paths_has_window(ps, id));
 	}
 	KUNIT_EXPECT_EQ(test, mroce_paths_next_probe_us(ps), U64_MAX);
 
@@ -181,7 +180,6 @@ static void mroce_path_test_pick_skips(struct kunit *test)
 	for (id = 0; id < (int)ps->n; id++) {
 		KUNIT_EXPECT_EQ(test, ps->path[id].inflight, 2U);
 		KUNIT_EXPECT_FALSE(test, mroce_paths_has_window(ps, id));
-		KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, id), 0U);
 	}
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
@@ -196,7 +194,6 @@ static void mroce_path_test_pick_skips(struct kunit *test)
 	mroce_paths_delivered(ps, 3, 0, true, 20);
 	KUNIT_EXPECT_TRUE(test, mroce_paths_kill(ps, 1, 30));
 	KUNIT_EXPECT_FALSE(test, mroce_paths_has_window(ps, 1));
-	KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, 1), 0U);
 	KUNIT_EXPECT_EQ(test, paths_send(ps), 3);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 
@@ -206,7 +203,7 @@ static void mroce_path_test_pick_skips(struct kunit *test)
 		KUNIT_ASSERT_GE(test, paths_send(ps), 0);
 	KUNIT_EXPECT_EQ(test, ps->path[0].inflight, 50U);
 	KUNIT_EXPECT_EQ(test, ps->path[1].inflight, 50U);
-	KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, 0), U32_MAX);
+	KUNIT_EXPECT_TRUE(test, mroce_paths_has_window(ps, 0));
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 2U);
 	mroce_paths_kill(ps, 0, 0);
 	for (i = 0; i < 10; i++)
@@ -664,44 +661,6 @@ static void mroce_path_test_pick_retx(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick_retx(ps, 0), 1);
 }
 
-static void mroce_path_test_seq_lost(struct kunit *test)
-{
-	struct mroce_paths *ps = paths_new(test, 2, 256, true);
-	const u32 k = MROCE_SB_K_INIT;	/* path_reorder_pkts */
-
-	/* nothing delivered yet */
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 0, 0, k));
-	mroce_paths_delivered(ps, 0, 10, false, 0);
-	KUNIT_EXPECT_TRUE(test, mroce_paths_seq_lost(ps, 0, 6, k));
-	KUNIT_EXPECT_TRUE(test, mroce_paths_seq_lost(ps, 0, 7, k));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 0, 8, k));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 0, 11, k));
-	KUNIT_EXPECT_TRUE(test, mroce_paths_seq_lost(ps, 0, 9, 1));
-	/* per path */
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 1, 0, k));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 2, 0, k));
-	/* older deliveries do not move it back */
-	mroce_paths_delivered(ps, 0, 4, false, 0);
-	KUNIT_EXPECT_EQ(test, ps->path[0].high_seq, 10U);
-
-	/* across the wrap */
-	mroce_paths_delivered(ps, 1, 0xfffffffe, false, 0);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 1, 0xfffffffe, k));
-	mroce_paths_delivered(ps, 1, 1, false, 0);
-	KUNIT_EXPECT_EQ(test, ps->path[1].high_seq, 1U);
-	mroce_paths_delivered(ps, 1, 0xffffffff, false, 0);
-	KUNIT_EXPECT_EQ(test, ps->path[1].high_seq, 1U);
-	KUNIT_EXPECT_TRUE(test, mroce_paths_seq_lost(ps, 1, 0xfffffffd, k));
-	KUNIT_EXPECT_TRUE(test, mroce_paths_seq_lost(ps, 1, 0xfffffffe, k));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 1, 0xffffffff, k));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 1, 0, k));
-	/* the half-space rule: up to 2^31 - 1 steps beyond s + K */
-	KUNIT_EXPECT_TRUE(test, mroce_paths_seq_lost(ps, 1, 1 - k - 0x7fffffff,
-						     k));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_seq_lost(ps, 1, 1 - k - 0x80000000,
-						      k));
-}
-
 static void mroce_path_test_one_path(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, 1, 256, true);
@@ -819,9 +778,10 @@ static void mroce_path_test_window(struct kunit *test)
 	mroce_paths_kill(ps, 1, 0);
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 232U);
 	mroce_paths_sent(ps, 2, false);
-	KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, 2), 15U);
-	KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, 1), 0U);
-	KUNIT_EXPECT_EQ(test, mroce_paths_free_window(ps, 16), 0U);
+	KUNIT_EXPECT_EQ(test, ps->path[2].cwnd - ps->path[2].inflight, 15U);
+	KUNIT_EXPECT_TRUE(test, mroce_paths_has_window(ps, 2));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_has_window(ps, 1));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_has_window(ps, 16));
 }
 
 /*
@@ -877,7 +837,6 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_stale_probe_ack),
 	KUNIT_CASE(mroce_path_test_all_dead),
 	KUNIT_CASE(mroce_path_test_pick_retx),
-	KUNIT_CASE(mroce_path_test_seq_lost),
 	KUNIT_CASE(mroce_path_test_echo_aliasing),
 	KUNIT_CASE(mroce_path_test_one_path),
 	KUNIT_CASE(mroce_path_test_64_paths),

@@ -21,7 +21,8 @@
  * mroce_psn_before(a, b) == mroce_psn_after(b, a) for all inputs.  A sender
  * must therefore keep every pair of PSNs it compares - in practice the
  * whole window of outstanding PSNs including the next one to send - less
- * than 2^23 apart: see MROCE_PSN_WINDOW_MAX and mroce_psn_window_valid().
+ * than 2^23 apart: see MROCE_PSN_WINDOW_MAX (mroce's window, MROCE_WINDOW,
+ * is far below it; mroce_sb.h asserts so).
  *
  * mroce_psn_between() and mroce_psn_in_window() do not depend on the half
  * space: they measure forward from the start of the range, so they are
@@ -43,12 +44,6 @@
  * including end itself, compares correctly with every other.
  */
 #define MROCE_PSN_WINDOW_MAX	(MROCE_PSN_HALF - 1)
-
-/* True if @psn fits in 24 bits, e.g. a value read from the wire. */
-static inline bool mroce_psn_valid(u32 psn)
-{
-	return !(psn & ~MROCE_PSN_MASK);
-}
 
 /* @psn reduced to 24 bits. */
 static inline u32 mroce_psn_mask(u32 psn)
@@ -78,25 +73,6 @@ static inline u32 mroce_psn_sub(u32 psn, u32 n)
 static inline u32 mroce_psn_fwd(u32 from, u32 to)
 {
 	return (to - from) & MROCE_PSN_MASK;
-}
-
-/*
- * Signed distance @a - @b, the 24-bit difference read as a two's
- * complement 24-bit number: -2^23 .. 2^23 - 1.  Positive when @a is after
- * @b.  Distance exactly 2^23 has no sign of its own and comes out as
- * -2^23 both ways round (like (s32)(a - b) in TCP at 2^31); use
- * mroce_psn_before()/mroce_psn_after() to order PSNs.
- */
-static inline s32 mroce_psn_diff(u32 a, u32 b)
-{
-	u32 d = (a - b) & MROCE_PSN_MASK;
-
-	/*
-	 * Sign-extend bit 23 without relying on shifting negative values:
-	 * flipping the sign bit and subtracting its weight maps
-	 * 0 .. 2^23 - 1 to itself and 2^23 .. 2^24 - 1 to -2^23 .. -1.
-	 */
-	return (s32)(d ^ MROCE_PSN_HALF) - (s32)MROCE_PSN_HALF;
 }
 
 /*
@@ -134,15 +110,6 @@ static inline bool mroce_psn_between(u32 psn, u32 lo, u32 hi)
 static inline bool mroce_psn_in_window(u32 psn, u32 start, u32 end)
 {
 	return mroce_psn_fwd(start, psn) < mroce_psn_fwd(start, end);
-}
-
-/*
- * True if the window [@start, @end) obeys the half-space rule, so that
- * mroce_psn_before()/mroce_psn_after() order all of start .. end correctly.
- */
-static inline bool mroce_psn_window_valid(u32 start, u32 end)
-{
-	return mroce_psn_fwd(start, end) <= MROCE_PSN_WINDOW_MAX;
 }
 
 #endif /* MROCE_PSN_H */

@@ -19,12 +19,12 @@ struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
 	struct mroce_pool_elem *e = mroce_pool_get(&mdev->pool[MROCE_POOL_QP],
 						   qpn);
 
-	return e ? container_of(e, struct mroce_qp, elem) : NULL;
+	return e ? container_of(e, struct mroce_qp_ref, elem)->qp : NULL;
 }
 
 void mroce_qp_put(struct mroce_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->elem.ref))
+	if (refcount_dec_and_test(&qp->ref->elem.ref))
 		complete(&qp->released);
 }
 
@@ -207,6 +207,10 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.hint_bytes = 0;
 	mroce_hint_conn_init(&qp->rq.rhc);
 	qp->rq.fatal_nak = 0;
+	mroce_msg_track_init(&qp->rq.msg);
+	bitmap_zero(qp->rq.rd_pending, MROCE_WINDOW);
+	qp->rq.rd_ndup = 0;
+	memset(qp->rq.rd_recent_psn, 0xff, sizeof(qp->rq.rd_recent_psn));
 	qp->rq.seq_err_sent = false;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);
 	qp->rq.ring.hdr->prod = 0;
@@ -254,7 +258,6 @@ static void mroce_qp_init_engines(struct mroce_qp *qp)
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
-	refcount_set(&qp->elem.ref, 1);
 	init_completion(&qp->released);
 	INIT_WORK(&qp->err_work, mroce_qp_err_work);
 	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
@@ -284,6 +287,13 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = mroce_pool_add(&mdev->pool[MROCE_POOL_QP]);
 	if (err)
 		return err;
+	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL_ACCOUNT);
+	if (!qp->ref) {
+		mroce_pool_del(&mdev->pool[MROCE_POOL_QP]);
+		return -ENOMEM;
+	}
+	refcount_set(&qp->ref->elem.ref, 1);
+	qp->ref->qp = qp;
 
 	qp->mdev = mdev;
 	qp->is_user = !!udata;
@@ -318,10 +328,10 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		/* QP1 by definition, below the pool's range; one per port */
 		qpn = MROCE_WIRE_QPN_GSI;
 		err = mroce_pool_insert(&mdev->pool[MROCE_POOL_QP], qpn,
-					&qp->elem);
+					&qp->ref->elem);
 	} else {
-		err = mroce_pool_index(&mdev->pool[MROCE_POOL_QP], &qp->elem,
-				       &qpn, GFP_KERNEL);
+		err = mroce_pool_index(&mdev->pool[MROCE_POOL_QP],
+				       &qp->ref->elem, &qpn, GFP_KERNEL);
 	}
 	if (err)
 		goto err_queues;
@@ -335,10 +345,13 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_xa:
+	/* a packet may have found it already: wait for its reference */
 	mroce_pool_unindex(&mdev->pool[MROCE_POOL_QP], qpn);
-	synchronize_rcu();
+	mroce_qp_put(qp);
+	wait_for_completion(&qp->released);
 err_queues:
 	mroce_qp_free_queues(qp);
+	kfree_rcu(qp->ref, rcu);
 	mroce_pool_del(&mdev->pool[MROCE_POOL_QP]);
 	return err;
 }
@@ -366,9 +379,12 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct mroce_dev *mdev = qp->mdev;
 
-	/* No new lookups; wait for the packets being processed. */
+	/*
+	 * No new lookups; wait for the packets being processed, which hold
+	 * references.  A lookup still racing with the erase touches only
+	 * qp->ref, freed after a grace period.
+	 */
 	mroce_pool_unindex(&mdev->pool[MROCE_POOL_QP], ibqp->qp_num);
-	synchronize_rcu();
 	mroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 
@@ -386,6 +402,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mroce_sq_release(qp);
 	mroce_rq_release(qp);
 	mroce_qp_free_queues(qp);
+	kfree_rcu(qp->ref, rcu);
 	mroce_pool_del(&mdev->pool[MROCE_POOL_QP]);
 	return 0;
 }

@@ -493,9 +493,8 @@ static void mroce_sq_busy(struct mroce_qp *qp)
 	smp_mb();	/* clear the flag before looking at prod */
 }
 
-static bool mroce_req_run_ud(struct mroce_qp *qp)
+static bool mroce_req_run_ud(struct mroce_qp *qp, int budget)
 {
-	int budget = MROCE_TX_BUDGET;
 	bool failed = false, empty;
 	u32 prod;
 
@@ -541,44 +540,71 @@ static bool mroce_req_pace_wait(struct mroce_qp *qp)
 	return true;
 }
 
-/* The requester proper.  Under sq.lock, softirq. */
-static bool mroce_req_run(struct mroce_qp *qp)
+/*
+ * Take the next WQE the process posted into the kernel's copy of the
+ * send queue.  Returns 1 if it is ready to send, 0 if nothing may start
+ * now, -EIO if the QP fails (a bad WQE completes in order first).
+ */
+static int mroce_req_fetch_next(struct mroce_qp *qp)
 {
-	bool failed = false, empty, sent = false;
-	int budget = MROCE_TX_BUDGET, path;
+	struct mroce_swqe *sw;
+	bool empty;
 	u32 prod;
+
+	prod = mroce_sq_poll(qp, &empty);
+	if (empty)
+		return 0;
+	sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
+	if (prod - qp->sq.tail > qp->sq.ring.num_slots) {
+		/* the process overran its ring */
+		sw->status = IB_WC_LOC_QP_OP_ERR;
+		return -EIO;
+	}
+	if (!mroce_req_may_start(qp, qp->sq.head))
+		return 0;
+	sw->status = mroce_sq_fetch(qp, qp->sq.head);
+	/* the verbs retry budget runs only while work is out */
+	if (qp->sq.tail == qp->sq.head)
+		mroce_sq_retry_restart(qp);
+	qp->sq.head++;
+	if (sw->status != IB_WC_SUCCESS) {
+		/* completes in order, then the QP fails */
+		sw->npkts = 0;
+		qp->sq.cur++;
+		return mroce_sq_complete(qp) ? -EIO : 0;
+	}
+	mroce_req_assign(qp, sw);
+	return 1;
+}
+
+/* An active path with room in its window, by weight; -1 if none. */
+static int mroce_req_pick_path(struct mroce_qp *qp)
+{
+	int path = mroce_paths_pick(qp->sq.paths);
+
+	if (path < 0 && qp->sq.paths->windowed) {
+		mroce_req_paths_resync(qp);
+		path = mroce_paths_pick(qp->sq.paths);
+	}
+	return path;
+}
+
+/* The requester proper.  Under sq.lock, softirq. */
+static bool mroce_req_run(struct mroce_qp *qp, int budget)
+{
+	bool failed = false, sent = false;
+	int path, ret;
 
 	mroce_sq_busy(qp);
 	while (!qp->sq.rnr_wait) {
 		struct mroce_swqe *sw;
 
 		if (qp->sq.cur == qp->sq.head) {
-			prod = mroce_sq_poll(qp, &empty);
-			if (empty)
-				break;
-			if (prod - qp->sq.tail > qp->sq.ring.num_slots) {
-				/* the process overran its ring */
-				sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
-				sw->status = IB_WC_LOC_QP_OP_ERR;
-				failed = true;
+			ret = mroce_req_fetch_next(qp);
+			if (ret <= 0) {
+				failed = ret < 0;
 				break;
 			}
-			if (!mroce_req_may_start(qp, qp->sq.head))
-				break;
-			sw = &qp->sq.wqe[qp->sq.head & qp->sq.ring.mask];
-			sw->status = mroce_sq_fetch(qp, qp->sq.head);
-			/* the verbs retry budget runs only while work is out */
-			if (qp->sq.tail == qp->sq.head)
-				mroce_sq_retry_restart(qp);
-			qp->sq.head++;
-			if (sw->status != IB_WC_SUCCESS) {
-				/* completes in order, then the QP fails */
-				sw->npkts = 0;
-				qp->sq.cur++;
-				failed = mroce_sq_complete(qp);
-				break;
-			}
-			mroce_req_assign(qp, sw);
 		}
 
 		sw = &qp->sq.wqe[qp->sq.cur & qp->sq.ring.mask];
@@ -587,12 +613,7 @@ static bool mroce_req_run(struct mroce_qp *qp)
 		/* paced: wait for the hrtimer when the next packet is not due */
 		if (qp->sq.cc.rate_bps && mroce_req_pace_wait(qp))
 			break;
-		/* an active path with room in its window, by weight */
-		path = mroce_paths_pick(qp->sq.paths);
-		if (path < 0 && qp->sq.paths->windowed) {
-			mroce_req_paths_resync(qp);
-			path = mroce_paths_pick(qp->sq.paths);
-		}
+		path = mroce_req_pick_path(qp);
 		if (path < 0)
 			break;
 		/* the first new packet of a run may end an idle period */
@@ -624,14 +645,53 @@ static bool mroce_req_run(struct mroce_qp *qp)
 	return failed;
 }
 
+/*
+ * The responder's READ responses, from the same budget and pacer as the
+ * requests (mroce_resp_read_next()).  Returns the budget left, or -1 if
+ * the pacer holds everything until its timer.
+ */
+static int mroce_req_read_resps(struct mroce_qp *qp, int budget)
+{
+	struct mroce_rd_src src = {};
+
+	while (budget > 0) {
+		if (qp->sq.cc.rate_bps && mroce_req_pace_wait(qp)) {
+			budget = -1;
+			break;
+		}
+		if (!mroce_resp_read_next(qp, &src))
+			break;
+		if (qp->sq.cc.rate_bps)
+			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
+					 qp->sq.cc.pkt_bytes,
+					 mroce_now_us64());
+		budget--;
+	}
+	mroce_resp_read_end(&src);
+	return budget;
+}
+
 static void mroce_req_do(struct mroce_qp *qp)
 {
+	int budget = MROCE_TX_BUDGET, left = MROCE_TX_BUDGET / 2;
 	bool failed = false;
 
 	spin_lock(&qp->sq.lock);
-	if (mroce_qp_sends(qp))
-		failed = qp->ibqp.qp_type == IB_QPT_RC ? mroce_req_run(qp) :
-							 mroce_req_run_ud(qp);
+	/*
+	 * READ responses first (the peer's requests wait on them), but with
+	 * half the budget: a long queue of them must not starve our own
+	 * requests, nor these them.  The rest goes to the requester.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_RC && mroce_qp_receives(qp))
+		left = mroce_req_read_resps(qp, left);
+	if (left == 0)		/* more may be waiting: another run */
+		tasklet_schedule(&qp->sq.task);
+	if (left >= 0 && mroce_qp_sends(qp)) {
+		budget = MROCE_TX_BUDGET / 2 + left;
+		failed = qp->ibqp.qp_type == IB_QPT_RC ?
+			 mroce_req_run(qp, budget) :
+			 mroce_req_run_ud(qp, budget);
+	}
 	spin_unlock(&qp->sq.lock);
 	if (failed)
 		mroce_qp_error(qp);

@@ -133,7 +133,7 @@ static struct mroce_rwqe *mroce_rq_wqe(struct mroce_qp *qp, u32 seq,
 /* The opcode properties of what a slot holds (a parsed, valid opcode). */
 static u16 mroce_rslot_props(const struct mroce_rslot *s)
 {
-	const struct mroce_wire_opinfo *op = s ? mroce_wire_opinfo(s->opcode) :
+	const struct mroce_wire_opinfo *op = s ? mroce_wire_opinfo(s->m.opcode) :
 						 NULL;
 
 	return op ? op->props : 0;
@@ -149,17 +149,17 @@ static void mroce_rq_post_cqe(struct mroce_qp *qp, struct mroce_rwqe *rw,
 		.status = status,
 		.opcode = props & MROCE_OPP_WRITE ? IB_WC_RECV_RDMA_WITH_IMM :
 						    IB_WC_RECV,
-		.byte_len = s ? s->msg_len : 0,
+		.byte_len = s ? s->m.msg_len : 0,
 		.qp_num = qp->ibqp.qp_num,
 		.src_qp = qp->dest_qpn,
 	};
 
 	if (props & MROCE_OPP_IMM) {
 		cqe.flags = MROCE_CQE_WITH_IMM;
-		cqe.imm_data = (__force u32)cpu_to_be32(s->imm);
+		cqe.imm_data = (__force u32)cpu_to_be32(s->m.imm);
 	}
 	if (!mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
-			   s && (s->flags & MROCE_F_SOLICITED)))
+			   s && (s->m.flags & MROCE_F_SOLICITED)))
 		mroce_qp_fail_async(qp);	/* CQ overflow */
 }
 
@@ -217,53 +217,264 @@ static bool mroce_resp_read_len_ok(const struct mroce_qp *qp, u32 len)
 	return len <= MROCE_READ_CHUNK_SEGS * qp->pmtu;
 }
 
-/* Send the range [offset, offset + length) of a READ as responses. */
+/* What a request packet leaves in its window slot until ePSN reaches it. */
+static void mroce_rslot_fill(struct mroce_rslot *s,
+			     const struct mroce_pkt_info *pi)
+{
+	*s = (struct mroce_rslot) {
+		.m = {
+			.opcode = pi->opcode,
+			.flags = pi->flags,
+			.msn = pi->msn,
+			.msg_len = pi->msg_len,
+			.offset = pi->offset,
+			.payload_len = pi->opcode == MROCE_OP_READ_REQ ?
+				       pi->rd_length : pi->payload_len,
+			.va = pi->va,
+			.rkey = pi->rkey,
+			.rq_seq = pi->rq_seq,
+			.imm = pi->imm,
+		},
+		.sink_va = pi->sink_va,
+		.sink_key = pi->sink_key,
+		.swap_add = pi->swap_add,
+		.compare = pi->compare,
+		.sport = pi->rx_sport,
+	};
+}
+
+/*
+ * READ responses leave from the send engine (mroce_req_do()), within its
+ * budget per run and paced by the congestion controller like requests:
+ * a READ request of up to 64 PMTUs, or 256 of them in the window, is no
+ * licence to hold the CPU in softirq.  Executing a READ here validates it
+ * and marks it pending; mroce_resp_read_next() sends one packet of the
+ * oldest.  A pending READ's slot is not reused: a requester sends
+ * nothing 256 PSNs past a READ whose responses it still waits for, so a
+ * request that would land there is ahead of the window.
+ */
+static void mroce_resp_read_kick(struct mroce_qp *qp)
+{
+	tasklet_schedule(&qp->sq.task);
+}
+
+/* Execute the READ in @s at @psn: validate it and queue its responses. */
 static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 					   const struct mroce_rslot *s, u32 psn)
 {
-	struct mroce_pkt_info pi = {};
-	struct mroce_mr *mr = NULL;
-	u32 off = s->offset, end = s->offset + s->length;
+	struct mroce_mr *mr;
 
-	if (s->msg_len) {
-		mr = mroce_resp_mr(qp, s->rkey, s->va, s->msg_len,
+	if (s->m.msg_len) {
+		mr = mroce_resp_mr(qp, s->m.rkey, s->m.va, s->m.msg_len,
 				   IB_ACCESS_REMOTE_READ);
 		if (!mr)
 			return MROCE_NAK_REM_ACCESS;
-	}
-	do {
-		u32 len = min(qp->pmtu, end - off);
-		struct sk_buff *skb = mroce_pkt_alloc(qp, len);
-
-		if (!skb)
-			break;	/* the requester asks again */
-		memset(&pi, 0, sizeof(pi));
-		pi.opcode = MROCE_OP_READ_RESP;
-		pi.psn = psn;
-		pi.msn = s->msn;
-		pi.va = s->sink_va;
-		pi.rkey = s->sink_key;
-		pi.offset = off;
-		pi.msg_len = s->msg_len;
-		if (off == 0)
-			pi.flags |= MROCE_F_FIRST;
-		if (off + len == s->msg_len)
-			pi.flags |= MROCE_F_LAST;
-		if (off + len == end)
-			pi.flags |= MROCE_F_ACK_REQ;
-		if (len && mroce_mr_copy(mr, s->va + off, skb_put(skb, len),
-					 len, false)) {
-			kfree_skb(skb);
-			mroce_mr_put(mr);
-			return MROCE_NAK_REM_ACCESS;	/* deregistered */
-		}
-		mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn,
-				  s->sport ?: qp->sport, skb, &pi);
-		off += len;
-	} while (off < end);
-	if (mr)
 		mroce_mr_put(mr);
+	}
+	if (bitmap_empty(qp->rq.rd_pending, MROCE_WINDOW))
+		qp->rq.rd_psn = psn;
+	set_bit(psn % MROCE_WINDOW, qp->rq.rd_pending);
+	mroce_resp_read_kick(qp);
 	return 0;
+}
+
+/*
+ * Was READ @psn answered again less than an RTT ago?  A requester
+ * re-requests a range once per loss it detects, which takes an RTT; a
+ * peer that asks faster gets no more than that.  Else remember it.
+ */
+static bool mroce_resp_read_recent(struct mroce_qp *qp, u32 psn)
+{
+	u32 gap = max_t(u32, READ_ONCE(qp->sq.rto.srtt_us),
+			MROCE_RD_REEXEC_GAP_MIN_US);
+	u32 now = mroce_now_us(), i;
+
+	for (i = 0; i < MROCE_RD_RECENT; i++)
+		if (qp->rq.rd_recent_psn[i] == psn &&
+		    now - qp->rq.rd_recent_us[i] < gap)
+			return true;
+	i = qp->rq.rd_recent_next++ % MROCE_RD_RECENT;
+	qp->rq.rd_recent_psn[i] = psn;
+	qp->rq.rd_recent_us[i] = now;
+	return false;
+}
+
+/* A duplicate READ within the window: answer its range again. */
+static void mroce_resp_read_dup(struct mroce_qp *qp,
+				const struct mroce_pkt_info *pi)
+{
+	u32 i;
+
+	/*
+	 * Still answering its first execution (no other PSN of the window
+	 * can hold that slot), answered again an RTT ago, or enough
+	 * re-executions queued already: the requester asks again if it
+	 * still misses something.
+	 */
+	if (test_bit(pi->psn % MROCE_WINDOW, qp->rq.rd_pending) ||
+	    qp->rq.rd_ndup == MROCE_RD_DUPS ||
+	    mroce_resp_read_recent(qp, pi->psn)) {
+		mroce_qcount(qp, MROCE_CNT_RX_DUP_READ_DROPPED, 1);
+		mroce_resp_read_kick(qp);
+		return;
+	}
+	i = (qp->rq.rd_dup_head + qp->rq.rd_ndup) % MROCE_RD_DUPS;
+	mroce_rslot_fill(&qp->rq.rd_dup[i], pi);
+	qp->rq.rd_dup_psn[i] = pi->psn;
+	qp->rq.rd_ndup++;
+	mroce_qcount(qp, MROCE_CNT_RX_DUP_READ_REEXEC, 1);
+	mroce_resp_read_kick(qp);
+}
+
+/*
+ * The READ whose responses go next: a re-executed duplicate, else the
+ * oldest pending one.  NULL if none.
+ */
+static struct mroce_rslot *mroce_resp_read_cur(struct mroce_qp *qp, u32 *psn,
+					       bool *dup)
+{
+	*dup = qp->rq.rd_ndup;
+	if (*dup) {
+		*psn = qp->rq.rd_dup_psn[qp->rq.rd_dup_head];
+		return &qp->rq.rd_dup[qp->rq.rd_dup_head];
+	}
+	if (bitmap_empty(qp->rq.rd_pending, MROCE_WINDOW))
+		return NULL;
+	*psn = qp->rq.rd_psn;
+	return &qp->rq.slot[*psn % MROCE_WINDOW];
+}
+
+/* All of the current READ's responses are out: on to the next. */
+static void mroce_resp_read_done(struct mroce_qp *qp, u32 psn, bool dup)
+{
+	if (dup) {
+		qp->rq.rd_dup_head = (qp->rq.rd_dup_head + 1) % MROCE_RD_DUPS;
+		qp->rq.rd_ndup--;
+		return;
+	}
+	clear_bit(psn % MROCE_WINDOW, qp->rq.rd_pending);
+	/* the next pending READ, in PSN order; all lie before ePSN */
+	while (!bitmap_empty(qp->rq.rd_pending, MROCE_WINDOW)) {
+		psn = mroce_psn_add(psn, 1);
+		if (test_bit(psn % MROCE_WINDOW, qp->rq.rd_pending)) {
+			qp->rq.rd_psn = psn;
+			return;
+		}
+	}
+}
+
+/* Build the next response of READ @s at @psn; NULL if none can be now. */
+void mroce_resp_read_end(struct mroce_rd_src *src)
+{
+	if (src->mr)
+		mroce_mr_put(src->mr);
+	src->mr = NULL;
+}
+
+/*
+ * The region a READ response copies from, still good for the whole
+ * request (access of the QP and of the region, range): the run's, if
+ * the rkey is the same, or looked up again.  NULL if not.
+ */
+static struct mroce_mr *mroce_resp_read_src(struct mroce_qp *qp,
+					    struct mroce_rd_src *src,
+					    const struct mroce_rslot *s)
+{
+	if (!(qp->access & IB_ACCESS_REMOTE_READ))
+		return NULL;
+	if (!src->mr || src->rkey != s->m.rkey) {
+		mroce_resp_read_end(src);
+		src->mr = mroce_mr_get_rkey(qp->mdev, s->m.rkey);
+		if (!src->mr)
+			return NULL;
+		src->rkey = s->m.rkey;
+	}
+	if (mroce_mr_check(src->mr, qp->ibqp.pd, s->m.va, s->m.msg_len,
+			   IB_ACCESS_REMOTE_READ))
+		return NULL;
+	return src->mr;
+}
+
+static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
+					   struct mroce_rd_src *src,
+					   struct mroce_rslot *s, u32 psn,
+					   struct mroce_pkt_info *pi, bool *gone)
+{
+	u32 end = s->m.offset + s->m.payload_len, len = min(qp->pmtu, end - s->m.offset);
+	struct mroce_mr *mr = NULL;
+	struct sk_buff *skb;
+
+	*gone = false;
+	if (s->m.msg_len) {
+		/* deregistered since it was validated: nothing more to send */
+		mr = mroce_resp_read_src(qp, src, s);
+		if (!mr) {
+			*gone = true;
+			return NULL;
+		}
+	}
+	skb = mroce_pkt_alloc(qp, len);
+	if (!skb)
+		return NULL;
+	pi->opcode = MROCE_OP_READ_RESP;
+	pi->psn = psn;
+	pi->msn = s->m.msn;
+	pi->va = s->sink_va;
+	pi->rkey = s->sink_key;
+	pi->offset = s->m.offset;
+	pi->msg_len = s->m.msg_len;
+	if (s->m.offset == 0)
+		pi->flags |= MROCE_F_FIRST;
+	if (s->m.offset + len == s->m.msg_len)
+		pi->flags |= MROCE_F_LAST;
+	if (s->m.offset + len == end)
+		pi->flags |= MROCE_F_ACK_REQ;
+	if (len && mroce_mr_copy(mr, s->m.va + s->m.offset, skb_put(skb, len),
+				 len, false)) {
+		kfree_skb(skb);
+		*gone = true;
+		return NULL;
+	}
+	s->m.offset += len;
+	s->m.payload_len -= len;
+	return skb;
+}
+
+/*
+ * Send one READ response of the oldest READ still answering.  From the
+ * send engine, under sq.lock, which paces and budgets it; takes rq.lock
+ * (sq.lock -> rq.lock).  Returns false when there is nothing to send now.
+ */
+bool mroce_resp_read_next(struct mroce_qp *qp, struct mroce_rd_src *src)
+{
+	struct mroce_pkt_info pi = {};
+	struct mroce_rslot *s;
+	struct sk_buff *skb;
+	bool dup, gone;
+	u16 sport;
+	u32 psn;
+
+	spin_lock(&qp->rq.lock);
+	if (!mroce_qp_receives(qp)) {
+		bitmap_zero(qp->rq.rd_pending, MROCE_WINDOW);
+		qp->rq.rd_ndup = 0;
+		spin_unlock(&qp->rq.lock);
+		return false;
+	}
+	s = mroce_resp_read_cur(qp, &psn, &dup);
+	if (!s) {
+		spin_unlock(&qp->rq.lock);
+		return false;
+	}
+	skb = mroce_resp_read_pkt(qp, src, s, psn, &pi, &gone);
+	sport = s->sport ?: qp->sport;
+	if (gone || (skb && !s->m.payload_len))
+		mroce_resp_read_done(qp, psn, dup);
+	spin_unlock(&qp->rq.lock);
+	if (!skb)
+		return gone;	/* no memory: the next run tries again */
+	mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn, sport, skb, &pi);
+	return true;
 }
 
 static void mroce_resp_atomic_reply(struct mroce_qp *qp, u32 psn, u32 msn,
@@ -294,21 +505,21 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 	u64 *p, orig;
 	void *map;
 
-	if (s->va & 7)
+	if (s->m.va & 7)
 		return MROCE_NAK_INV_REQ;
 	/* once: modify_qp may change it under us, and it is a divisor */
 	n_res = READ_ONCE(qp->max_dest_rd_atomic);
 	if (!qp->rq.atomic_res || !n_res)
 		return MROCE_NAK_INV_REQ;
-	mr = mroce_resp_mr(qp, s->rkey, s->va, sizeof(u64),
+	mr = mroce_resp_mr(qp, s->m.rkey, s->m.va, sizeof(u64),
 			   IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return MROCE_NAK_REM_ACCESS;
 
 	spin_lock(&qp->mdev->atomic_lock);
-	p = mroce_mr_atomic_ptr(mr, s->va, &map);
+	p = mroce_mr_atomic_ptr(mr, s->m.va, &map);
 	orig = READ_ONCE(*p);
-	if (s->opcode == MROCE_OP_ATOMIC_CMP_SWP) {
+	if (s->m.opcode == MROCE_OP_ATOMIC_CMP_SWP) {
 		if (orig == s->compare)
 			WRITE_ONCE(*p, s->swap_add);
 	} else {
@@ -323,8 +534,15 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 	res->psn = psn;
 	res->orig = orig;
 	res->valid = true;
-	mroce_resp_atomic_reply(qp, psn, s->msn, orig, false, s->sport);
+	mroce_resp_atomic_reply(qp, psn, s->m.msn, orig, false, s->sport);
 	return 0;
+}
+
+/* C10 across the packets of a message, in PSN order (mroce_msg.h). */
+static bool mroce_resp_msg_ok(struct mroce_qp *qp,
+			      const struct mroce_rslot *s, u32 psn)
+{
+	return mroce_msg_track_seg(&qp->rq.msg, &s->m, psn, qp->pmtu);
 }
 
 /*
@@ -344,8 +562,10 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 		 * A message completes the receive WQE its data went to, and
 		 * receives complete in order: its rq_seq must be the next.
 		 */
+		if (!nak && !mroce_resp_msg_ok(qp, s, psn))
+			nak = MROCE_NAK_INV_REQ;
 		if (!nak && (props & MROCE_OPP_RWQE) &&
-		    (s->flags & MROCE_F_LAST) && s->rq_seq != qp->rq.rq_done)
+		    (s->m.flags & MROCE_F_LAST) && s->m.rq_seq != qp->rq.rq_done)
 			nak = MROCE_NAK_INV_REQ;
 		if (!nak && (props & MROCE_OPP_READ))
 			nak = mroce_resp_read(qp, s, psn);
@@ -361,7 +581,7 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 			mroce_resp_ack(qp, trig, nak, psn, 0);
 			return true;
 		}
-		if ((s->flags & MROCE_F_LAST) && (props & MROCE_OPP_RWQE))
+		if ((s->m.flags & MROCE_F_LAST) && (props & MROCE_OPP_RWQE))
 			mroce_rq_complete(qp, s, IB_WC_SUCCESS);
 		clear_bit(psn % MROCE_WINDOW, qp->rq.seen);
 		qp->rq.epsn = mroce_psn_add(psn, 1);
@@ -369,33 +589,9 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 	return false;
 }
 
-/* What a request packet leaves in its window slot until ePSN reaches it. */
-static void mroce_rslot_fill(struct mroce_rslot *s,
-			     const struct mroce_pkt_info *pi)
-{
-	memset(s, 0, sizeof(*s));
-	s->opcode = pi->opcode;
-	s->flags = pi->flags;
-	s->msn = pi->msn;
-	s->rq_seq = pi->rq_seq;
-	s->imm = pi->imm;
-	s->msg_len = pi->msg_len;
-	s->sport = pi->rx_sport;
-	s->va = pi->va;
-	s->rkey = pi->rkey;
-	/* READ: the sink and the range asked for; ATOMIC: the operands */
-	s->sink_va = pi->sink_va;
-	s->sink_key = pi->sink_key;
-	s->offset = pi->offset;
-	s->length = pi->rd_length;
-	s->swap_add = pi->swap_add;
-	s->compare = pi->compare;
-}
-
 /* A duplicate request: answer it, never place or complete it again. */
 static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 {
-	struct mroce_rslot s;
 	u32 i;
 
 	mroce_qcount(qp, MROCE_CNT_RX_DUP_PKTS, 1);
@@ -414,9 +610,7 @@ static void mroce_resp_dup(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		if (mroce_psn_fwd(pi->psn, qp->rq.epsn) > MROCE_WINDOW ||
 		    !mroce_resp_read_len_ok(qp, pi->msg_len))
 			return;
-		mroce_rslot_fill(&s, pi);
-		mroce_qcount(qp, MROCE_CNT_RX_DUP_READ_REEXEC, 1);
-		mroce_resp_read(qp, &s, pi->psn);
+		mroce_resp_read_dup(qp, pi);
 		return;
 	case MROCE_OP_ATOMIC_CMP_SWP:
 	case MROCE_OP_ATOMIC_FETCH_ADD:
@@ -529,6 +723,16 @@ static bool mroce_resp_in_window(struct mroce_qp *qp,
 	if (d >= MROCE_PSN_HALF ||
 	    (d < MROCE_WINDOW && test_bit(pi->psn % MROCE_WINDOW, qp->rq.seen))) {
 		mroce_resp_dup(qp, pi);
+		return false;
+	}
+	/*
+	 * Its slot still answers the READ 256 PSNs before it, which the
+	 * requester waits for: it may not send this yet (see
+	 * mroce_resp_read()), so this is ahead of the window too.
+	 */
+	if (d < MROCE_WINDOW &&
+	    test_bit(pi->psn % MROCE_WINDOW, qp->rq.rd_pending)) {
+		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_PSN_WINDOW, 1);
 		return false;
 	}
 	if (d >= MROCE_WINDOW) {

@@ -203,33 +203,6 @@ bool mroce_sb_next_lost(const struct mroce_sb *sb, u32 from, u32 *psn)
 	return false;
 }
 
-bool mroce_sb_oldest(const struct mroce_sb *sb, u32 *psn)
-{
-	u32 p;
-
-	for (p = sb->una; p != sb->nxt; p = mroce_psn_add(p, 1)) {
-		if (!(sb->s[p % MROCE_WINDOW].flags & MROCE_SB_SACKED)) {
-			*psn = p;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool mroce_sb_newest(const struct mroce_sb *sb, u32 *psn)
-{
-	u32 p = sb->nxt;
-
-	while (p != sb->una) {
-		p = mroce_psn_sub(p, 1);
-		if (!(sb->s[p % MROCE_WINDOW].flags & MROCE_SB_SACKED)) {
-			*psn = p;
-			return true;
-		}
-	}
-	return false;
-}
-
 void mroce_sb_echo(struct mroce_sb *sb, u8 path, u32 path_seq, u32 xmit_us)
 {
 	if (path < MROCE_SB_PATHS)

@@ -23,8 +23,9 @@
  * K and reo_wnd adapt: each spurious retransmission (the peer reports
  * the copy it got as a duplicate) doubles K and widens reo_wnd; they
  * decay back while no reordering is seen.  Tail losses (nothing delivered
- * after them) are left to the caller's probe timeout and RTO, for which
- * the scoreboard names the packet to resend.
+ * after them) are left to the caller's tail probe and RTO
+ * (mroce_recovery.c), which choose what to resend from the send queue,
+ * where READ and ATOMIC answers are known too.
  *
  * Pure code: no ib_core, no locks, no clocks (times are u32 microseconds
  * passed in, compared modulo 2^32).  KUnit suite mroce_sb.
@@ -34,9 +35,12 @@
 
 #include <linux/types.h>
 
+#include "mroce_psn.h"
 #include "mroce_wire.h"
 
 #define MROCE_SB_PATHS		MROCE_WIRE_MAX_PATHS
+/* the whole window must order correctly under the half-space rule */
+static_assert(MROCE_WINDOW <= MROCE_PSN_WINDOW_MAX);
 #define MROCE_SB_K_INIT		3	/* spec: path_reorder_pkts */
 #define MROCE_SB_K_MAX		64
 #define MROCE_SB_REO_MULT_MAX	16	/* reo_wnd <= 16 x min_rtt / 4 */
@@ -133,10 +137,6 @@ void mroce_sb_echo(struct mroce_sb *sb, u8 path, u32 path_seq, u32 xmit_us);
 
 /* The oldest PSN declared lost and not resent yet, from @from on. */
 bool mroce_sb_next_lost(const struct mroce_sb *sb, u32 from, u32 *psn);
-
-/* The oldest / newest PSN not delivered (RTO / tail probe target). */
-bool mroce_sb_oldest(const struct mroce_sb *sb, u32 *psn);
-bool mroce_sb_newest(const struct mroce_sb *sb, u32 *psn);
 
 /* Reordering was seen: be more patient before declaring loss. */
 void mroce_sb_spurious(struct mroce_sb *sb);

@@ -210,7 +210,7 @@ static void mroce_sb_test_rack(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_sb_reo_wnd(sb, &c), 100U + 4 * 200U);
 }
 
-/* Everything lost: no rule can fire; RTO and probe know what to send. */
+/* Everything lost: no rule can fire; the RTO and the tail probe act. */
 static void mroce_sb_test_all_lost(struct kunit *test)
 {
 	struct mroce_sb *sb = sb_new(test, 7);
@@ -220,13 +220,75 @@ static void mroce_sb_test_all_lost(struct kunit *test)
 	sb_send(test, sb, 40, 4, seq, 0);
 	c.now_us = 1000000;
 	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, NULL, NULL, NULL), 0U);
-	KUNIT_ASSERT_TRUE(test, mroce_sb_oldest(sb, &p));
-	KUNIT_EXPECT_EQ(test, p, 7U);
-	KUNIT_ASSERT_TRUE(test, mroce_sb_newest(sb, &p));
-	KUNIT_EXPECT_EQ(test, p, 46U);
-	mroce_sb_ack(sb, 47, NULL, NULL, NULL);
-	KUNIT_EXPECT_FALSE(test, mroce_sb_oldest(sb, &p));
-	KUNIT_EXPECT_FALSE(test, mroce_sb_newest(sb, &p));
+	KUNIT_EXPECT_FALSE(test, mroce_sb_next_lost(sb, sb->una, &p));
+	KUNIT_EXPECT_EQ(test, mroce_sb_outstanding(sb), 40U);
+	KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 47, NULL, NULL, NULL), 40);
+	KUNIT_EXPECT_EQ(test, mroce_sb_outstanding(sb), 0U);
+}
+
+/*
+ * Rule 1 at its edges, alone (no RTT sample, so rule 2 waits): exactly
+ * K later on the same path is a loss, K - 1 is not, another path is not,
+ * an older delivery does not move the path's mark back.
+ */
+static void mroce_sb_test_path_seq_rule(struct kunit *test)
+{
+	struct mroce_sb *sb = sb_new(test, 0);
+	u64 sack[MROCE_WIRE_SACK_WORDS] = {};
+	struct mroce_sb_clock c = sb_clk;
+	struct sb_log l = {};
+	u32 p;
+
+	c.srtt_us = 0;
+	KUNIT_ASSERT_EQ(test, sb->k, (u32)MROCE_SB_K_INIT);
+	KUNIT_ASSERT_TRUE(test, mroce_sb_sent(sb, 0, 0, 10, 0));
+	KUNIT_ASSERT_TRUE(test, mroce_sb_sent(sb, 1, 0, 11, 0));
+	KUNIT_ASSERT_TRUE(test, mroce_sb_sent(sb, 2, 1, 100, 0));
+	KUNIT_ASSERT_TRUE(test, mroce_sb_sent(sb, 3, 0, 10 + MROCE_SB_K_INIT,
+					      0));
+	/* nothing delivered yet */
+	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, sb_log_fn, &l, NULL), 0U);
+	sack_set(sack, 3);
+	KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 0, sack, sb_log_fn, &l), 1);
+	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, sb_log_fn, &l, NULL), 1U);
+	KUNIT_EXPECT_EQ(test, l.lost_seq, 1U);
+	KUNIT_ASSERT_TRUE(test, mroce_sb_next_lost(sb, 0, &p));
+	KUNIT_EXPECT_EQ(test, p, 0U);
+	/* PSN 1 is K - 1 behind, PSN 2 is on path 1 */
+	KUNIT_EXPECT_FALSE(test, mroce_sb_next_lost(sb, 1, &p));
+	/* an older delivery on path 0 leaves its mark at 10 + K */
+	sack_set(sack, 1);
+	KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 0, sack, sb_log_fn, &l), 1);
+	KUNIT_EXPECT_EQ(test, sb->dlv_seq[0], 10U + MROCE_SB_K_INIT);
+	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, sb_log_fn, &l, NULL), 0U);
+	KUNIT_EXPECT_EQ(test, l.lost_seq + l.lost_rack, 1U);
+}
+
+/*
+ * Path sequence numbers compare modulo 2^32 by the half-space rule: a
+ * delivery 2^31 - 1 ahead (across the wrap) shows a gap, one 2^31 ahead
+ * reads as behind and shows none.
+ */
+static void mroce_sb_test_path_seq_half(struct kunit *test)
+{
+	const u32 s0 = U32_MAX - 2;
+	struct mroce_sb_clock c = sb_clk;
+	u32 ahead[] = { 0x7fffffff, 0x80000000 };
+	unsigned int i;
+
+	c.srtt_us = 0;
+	for (i = 0; i < ARRAY_SIZE(ahead); i++) {
+		struct mroce_sb *sb = sb_new(test, 0);
+		u64 sack[MROCE_WIRE_SACK_WORDS] = {};
+
+		KUNIT_ASSERT_TRUE(test, mroce_sb_sent(sb, 0, 0, s0, 0));
+		KUNIT_ASSERT_TRUE(test, mroce_sb_sent(sb, 1, 0, s0 + ahead[i],
+						      0));
+		sack_set(sack, 1);
+		KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 0, sack, NULL, NULL), 1);
+		KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, NULL, NULL, NULL),
+				i == 0 ? 1U : 0U);
+	}
 }
 
 /* PSNs wrap at 2^24, path sequence numbers at 2^32. */
@@ -393,6 +455,8 @@ static struct kunit_case mroce_sb_cases[] = {
 	KUNIT_CASE(mroce_sb_test_reorder_only),
 	KUNIT_CASE(mroce_sb_test_rack),
 	KUNIT_CASE(mroce_sb_test_all_lost),
+	KUNIT_CASE(mroce_sb_test_path_seq_rule),
+	KUNIT_CASE(mroce_sb_test_path_seq_half),
 	KUNIT_CASE(mroce_sb_test_wrap),
 	KUNIT_CASE(mroce_sb_test_duplicates),
 	KUNIT_CASE(mroce_sb_test_lost_twice),

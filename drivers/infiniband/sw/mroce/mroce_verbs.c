@@ -180,6 +180,7 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RX_DROP_NO_RWQE].name = "rx_drop_no_rwqe",
 	[MROCE_CNT_RX_DUP_PKTS].name = "rx_dup_pkts",
 	[MROCE_CNT_RX_DUP_READ_REEXEC].name = "rx_dup_read_reexec",
+	[MROCE_CNT_RX_DUP_READ_DROPPED].name = "rx_dup_read_dropped",
 	[MROCE_CNT_RX_DUP_ATOMIC_CACHED].name = "rx_dup_atomic_cached",
 	[MROCE_CNT_RX_DUP_ATOMIC_UNCACHED].name = "rx_dup_atomic_uncached",
 	[MROCE_CNT_RX_DROP_ACK_RANGE].name = "rx_drop_ack_range",

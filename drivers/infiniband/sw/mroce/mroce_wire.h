@@ -473,12 +473,6 @@ static inline void mroce_wire_put8_24(__be32 *word, u8 hi, u32 lo)
 	put_unaligned_be32((u32)hi << 24 | (lo & MROCE_WIRE_U24_MASK), word);
 }
 
-/* Set/clear the 24-bit field of @word, keeping its 8-bit field. */
-static inline void mroce_wire_set24(__be32 *word, u32 val)
-{
-	mroce_wire_put8_24(word, mroce_wire_get8hi(word), val);
-}
-
 /* SACK bitmap, host form: bit i stands for PSN (ack PSN + i). */
 static inline bool mroce_wire_sack_test(const u64 *sack, unsigned int i)
 {

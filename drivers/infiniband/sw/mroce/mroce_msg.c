@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce responder's message check: see mroce_msg.h.
+ */
+
+#include "mroce_msg.h"
+#include "mroce_psn.h"
+#include "mroce_wire.h"
+
+/* Do the fields a later packet repeats agree with the first packet's? */
+static bool mroce_msg_same(const struct mroce_msg_seg *a,
+			   const struct mroce_msg_seg *b, u16 props)
+{
+	if (a->opcode != b->opcode || a->msn != b->msn ||
+	    a->msg_len != b->msg_len)
+		return false;
+	if ((props & MROCE_OPP_WRITE) && (a->va != b->va || a->rkey != b->rkey))
+		return false;
+	if ((props & MROCE_OPP_RWQE) && a->rq_seq != b->rq_seq)
+		return false;
+	return !(props & MROCE_OPP_IMM) || a->imm == b->imm;
+}
+
+bool mroce_msg_track_seg(struct mroce_msg_track *t,
+			 const struct mroce_msg_seg *seg, u32 psn, u32 pmtu)
+{
+	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(seg->opcode);
+	u64 end;
+
+	if (!op || !(op->props & MROCE_OPP_REQUEST))
+		return false;
+	/* READ and ATOMIC are one packet each, never inside a message */
+	if (!(op->props & MROCE_OPP_MSG))
+		return !t->open;
+	if (seg->flags & MROCE_F_FIRST) {
+		if (t->open)
+			return false;	/* the previous message never ended */
+		t->first = *seg;
+		t->first_psn = psn;
+	} else if (!t->open || !mroce_msg_same(&t->first, seg, op->props)) {
+		return false;
+	}
+	/* the k-th packet carries the k-th PMTU segment */
+	if (seg->offset != (u64)mroce_psn_fwd(t->first_psn, psn) * pmtu)
+		return false;
+	end = (u64)seg->offset + seg->payload_len;
+	if (seg->flags & MROCE_F_LAST) {
+		t->open = false;
+		return end == seg->msg_len;
+	}
+	/* a full segment, with more of the message after it */
+	t->open = true;
+	return !(seg->flags & MROCE_F_SOLICITED) &&
+	       seg->payload_len == pmtu && end < seg->msg_len;
+}
