@@ -3,6 +3,7 @@
 # mroce top-level build.
 #
 #   make            kernel module (against KDIR), rdma-core provider, tools
+#                   (tools/kulp/mroce_kulp.ko, a kernel ULP, included)
 #   make check      lint + KUnit + guest tests (what CI runs)
 #   make check-debug  the guest tests on a KASAN/lockdep/kmemleak/UBSAN
 #                   kernel built from linux-source-6.1 (cached), fails on
@@ -33,6 +34,7 @@ tools: provider
 	$(MAKE) -C tools/tests/src
 	$(MAKE) -C tools/mroce-verify
 	$(MAKE) -C tools/fuzz
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp modules
 
 check: all
 	$(CURDIR)/tools/check.sh
@@ -64,3 +66,4 @@ clean:
 	$(MAKE) -C tools/tests/src clean
 	$(MAKE) -C tools/mroce-verify clean
 	$(MAKE) -C tools/fuzz clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp clean

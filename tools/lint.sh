@@ -16,7 +16,8 @@
 # 1. scripts/checkpatch.pl --strict --no-tree on every .c/.h of the driver
 #    folder and of uapi/ (kbuild's generated *.mod.c skipped), and with
 #    the same strictness on the rdma-core provider, minus the checks that
-#    only make sense for kernel code (see PROVIDER_IGNORE below).
+#    only make sense for kernel code (see PROVIDER_IGNORE below), and on
+#    the test ULP tools/kulp/ (kernel code).
 #    --root points at the unpacked tree only so that CamelCase names
 #    defined in kernel headers (SetPageDirty, ...) are not reported.
 # 2. the pure protocol files (the driver Makefile's "pure protocol" group,
@@ -212,6 +213,10 @@ main()
 	while read -r f; do
 		[ -n "$f" ] && checkpatch_file "$f" --ignore "$PROVIDER_IGNORE"
 	done < <(sources "$provider_dir")
+	# the test ULP (t-14-kulp) is kernel code like the driver
+	while read -r f; do
+		[ -n "$f" ] && checkpatch_file "$f"
+	done < <(sources "$root/tools/kulp")
 
 	if [ $cp_bad -eq 0 ]; then
 		cp_result="checkpatch $cp_files files clean"
