@@ -17,6 +17,8 @@ export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
 V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 [ -x "$V" ] || fail "$V not built (make tools)"
 ITERS=${MROCE_LOSSY_ITERS:-60}
+# mroce-verify's options for the next scenario (both sides)
+VOPTS=(-n "$ITERS")
 
 load_mroce
 on_exit 'topo_clean; unload_mroce'
@@ -47,11 +49,11 @@ scenario() {
 	r0=$(retx)
 	t0=$(sum2 tx_pkts)
 	in_h1 taskset -c 0 timeout 240 "$V" -d mroce1 -g "$gidx" --server \
-		-n "$ITERS" --seed 7 --strict --reorder >"/tmp/$name.server" 2>&1 &
+		"${VOPTS[@]}" --seed 7 --strict --reorder >"/tmp/$name.server" 2>&1 &
 	srv=$!
 	topo_wait_listen h1 18710	# mroce-verify's default port
 	in_h2 taskset -c 1 timeout 240 "$V" -d mroce2 -g "$gidx" \
-		--client 192.0.2.1 -n "$ITERS" --seed 7 --strict --reorder \
+		--client 192.0.2.1 "${VOPTS[@]}" --seed 7 --strict --reorder \
 		>"/tmp/$name.client" 2>&1
 	rc=$?
 	wait $srv
@@ -123,8 +125,70 @@ if want combined; then
 	not_gbn combined
 fi
 
+# The work of loss handling is bounded by the window, not by the message
+# (issue 12 point 10): a NAK, the end of an RNR wait, a tail probe or an
+# RTO walks the outstanding packets from snd_una, so the packets examined
+# per walk (loss_scan_pkts / loss_scans) stay <= 256 (MROCE_WINDOW).
+# Walking each WQE from its first packet, as before 9cb8767, examines up
+# to a whole 16 MiB message (16384 packets at MTU 1024) per walk.
+# mroce-verify checks the data of messages up to 16 MiB under loss (its
+# sizes are random, mostly small).  Then ib_write_bw sends nothing but
+# 16 MiB WRITEs through 1% loss and two 200 ms blackouts of the data
+# direction, each 5000 packets into a message: the RTOs of a blackout
+# fire with the cumulative point deep inside the message, where a walk
+# from the message's start is thousands of packets long.
+if want bigmsg; then
+	VOPTS=(-n 8 --max-size 16M --ops "write,read")
+	scenario bigmsg loss 2%
+	VOPTS=(-n "$ITERS")
+
+	need_cmd ib_write_bw
+	s0=$(sum2 loss_scans)
+	p0=$(sum2 loss_scan_pkts)
+	o0=$(sum2 rto_expired)
+	in_h1 tc qdisc replace dev veth1 root netem loss 1%
+	in_h2 tc qdisc replace dev veth2 root netem loss 1%
+	in_h1 timeout 240 ib_write_bw -d mroce1 -x "$gidx" -F -p 18790 \
+		-s 16777216 -n 12 >/tmp/bigwrite.server 2>&1 &
+	srv=$!
+	topo_wait_listen h1 18790
+	in_h2 timeout 240 ib_write_bw -d mroce2 -x "$gidx" -F -p 18790 \
+		-s 16777216 -n 12 192.0.2.1 >/tmp/bigwrite.client 2>&1 &
+	cli=$!
+	# the blackouts start when mroce2 has sent 5000 packets of the first
+	# and of the sixth message (16384 packets each at MTU 1024)
+	t0=$(counter mroce2 tx_pkts)
+	for at in 5000 87000; do
+		while kill -0 $cli 2>/dev/null &&
+		      [ $(( $(counter mroce2 tx_pkts) - t0 )) -lt $at ]; do
+			sleep 0.02
+		done
+		in_h2 tc qdisc change dev veth2 root netem loss 100%
+		sleep 0.2
+		in_h2 tc qdisc change dev veth2 root netem loss 1%
+	done
+	wait $cli
+	rc=$?
+	wait $srv
+	rc=$((rc + $?))
+	in_h1 tc qdisc del dev veth1 root
+	in_h2 tc qdisc del dev veth2 root
+	rtos=$(( $(sum2 rto_expired) - o0 ))
+	check_eq "bigmsg: twelve 16 MiB WRITEs through loss and blackouts (ib_write_bw)" 0 "$rc"
+	[ "$rc" = 0 ] || tail -n 5 /tmp/bigwrite.client /tmp/bigwrite.server
+	scans=$(( $(sum2 loss_scans) - s0 ))
+	pkts=$(( $(sum2 loss_scan_pkts) - p0 ))
+	log "bigmsg: 16 MiB WRITEs: $rtos RTOs; $scans loss-handling walks" \
+	    "examined $pkts packets ($(( pkts / (scans ? scans : 1) )) per walk)"
+	check "bigmsg: the blackouts caused RTOs ($rtos)" test "$rtos" -gt 0
+	check "bigmsg: at most 256 packets examined per walk ($pkts in $scans)" \
+		test "$pkts" -le $(( scans * 256 ))
+fi
+
 # per-QP values for rdma resource (the GSI QP stays after the runs)
 res=$(rdma resource show qp link mroce1/1 -dd 2>&1)
 echo "$res" | head -n 5
 check_match "rdma resource shows per-QP reliability counters" \
 	'rto_expired [0-9]+' "$res"
+check_match "rdma resource shows the loss handling's work per QP" \
+	'loss_scan_pkts [0-9]+' "$res"

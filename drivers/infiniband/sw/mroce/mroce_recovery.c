@@ -42,6 +42,17 @@ static u32 mroce_req_first_unacked(const struct mroce_qp *qp,
 	return min(mroce_psn_fwd(sw->first_psn, qp->sq.sb.una), sw->sent);
 }
 
+/*
+ * A loss-handling walk over the outstanding request packets examined @n
+ * of them.  Counted so that the bound above can be seen from outside
+ * (loss_scan_pkts / loss_scans stays within the window).
+ */
+static void mroce_req_scanned(struct mroce_qp *qp, u32 n)
+{
+	mroce_qcount(qp, MROCE_CNT_LOSS_SCANS, 1);
+	mroce_qcount(qp, MROCE_CNT_LOSS_SCAN_PKTS, n);
+}
+
 /* Does request PSN @k of @sw still need to reach the peer? */
 bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw, u32 k)
 {
@@ -70,22 +81,25 @@ bool mroce_req_missing(struct mroce_qp *qp, struct mroce_swqe *sw, u32 k)
  */
 void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 {
-	u32 idx, k;
+	u32 idx, k, n = 0;
 
 	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
 
 		for (k = mroce_req_first_unacked(qp, sw); k < sw->sent; k++) {
+			n++;
 			if (mroce_psn_before(mroce_psn_add(sw->first_psn, k),
 					     from_psn) ||
 			    !mroce_req_missing(qp, sw, k))
 				continue;
 			if (!max)
-				return;
+				goto out;
 			mroce_req_xmit(qp, idx, k, true, -1);
 			max--;
 		}
 	}
+out:
+	mroce_req_scanned(qp, n);
 }
 
 /* The scoreboard reports a PSN delivered or declared lost. */
@@ -164,7 +178,7 @@ void mroce_req_recover(struct mroce_qp *qp, u64 now)
  */
 void mroce_req_tlp(struct mroce_qp *qp)
 {
-	u32 idx = qp->sq.head, k;
+	u32 idx = qp->sq.head, k, n = 0;
 
 	/* the newest request packet still missing, READ/ATOMIC answers too */
 	while (idx != qp->sq.tail) {
@@ -172,31 +186,37 @@ void mroce_req_tlp(struct mroce_qp *qp)
 		u32 first = mroce_req_first_unacked(qp, sw);
 
 		for (k = sw->sent; k-- > first;) {
+			n++;
 			if (!mroce_req_missing(qp, sw, k))
 				continue;
 			mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
 			qp->sq.tlp_out = true;
 			mroce_req_xmit(qp, idx, k, true, -1);
-			return;
+			goto out;
 		}
 	}
+out:
+	mroce_req_scanned(qp, n);
 }
 
 /* The oldest request PSN still missing, READ/ATOMIC answers included. */
 static bool mroce_req_oldest_missing(struct mroce_qp *qp, u32 *psn)
 {
-	u32 idx, k;
+	u32 idx, k, n = 0;
 
 	for (idx = qp->sq.tail; idx != qp->sq.head; idx++) {
 		struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
 
 		for (k = mroce_req_first_unacked(qp, sw); k < sw->sent; k++) {
+			n++;
 			if (mroce_req_missing(qp, sw, k)) {
 				*psn = mroce_psn_add(sw->first_psn, k);
+				mroce_req_scanned(qp, n);
 				return true;
 			}
 		}
 	}
+	mroce_req_scanned(qp, n);
 	return false;
 }
 
