@@ -38,6 +38,7 @@ _Static_assert(IBV_WC_RECV == 128 && IBV_WC_RECV_RDMA_WITH_IMM == 129,
 void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ibv_wc *wc)
 {
 	bool imm = cqe->flags & MROCE_CQE_WITH_IMM;
+	bool inv = cqe->flags & MROCE_CQE_WITH_INV;
 
 	*wc = (struct ibv_wc){
 		.wr_id = cqe->wr_id,
@@ -52,6 +53,10 @@ void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ibv_wc *wc)
 		.src_qp = cqe->src_qp,
 		.wc_flags = imm ? IBV_WC_WITH_IMM : 0,
 	};
+	if (inv) {
+		wc->invalidated_rkey = cqe->imm_data;	/* host order */
+		wc->wc_flags |= IBV_WC_WITH_INV;
+	}
 }
 
 /*

@@ -250,6 +250,7 @@ static int mroce_check_send_wr(const struct mroce_qp *qp,
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		break;
@@ -301,6 +302,9 @@ static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:
 		wqe.imm_data = wr->imm_data;	/* already big endian */
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		wqe.imm_data = wr->invalidate_rkey;	/* host order */
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		wqe.imm_data = wr->imm_data;

@@ -393,6 +393,7 @@ struct conn {
 	struct cqx scq, rcq;
 	uint32_t psn;
 	uint32_t rqpn, rpsn;
+	int deny;	/* remote access left out of qp_access_flags */
 };
 
 static struct {
@@ -559,10 +560,10 @@ static void conn_connect(struct conn *c, const char *what)
 
 	g_doing = "moving the QP to INIT";
 	conn_step(mtest_qp_init(c->qp, (uint8_t)opt.ib_port,
-				IBV_ACCESS_LOCAL_WRITE |
-				IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ |
-				IBV_ACCESS_REMOTE_ATOMIC),
+				(IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_REMOTE_READ |
+				 IBV_ACCESS_REMOTE_ATOMIC) & ~c->deny),
 		  what, "RESET->INIT");
 	g_doing = "moving the QP to RTR";
 	conn_step(mtest_qp_rtr(c->qp, &p), what, "INIT->RTR");
@@ -1959,8 +1960,9 @@ static void phase_solicited(void)
 /* ---- errors */
 
 enum { EC_WRITE_RKEY, EC_WRITE_PAST, EC_READ_PAST, EC_READ_NOREAD,
-       EC_WRITE_RO, EC_ATOMIC_NOATOMIC, EC_ATOMIC_MISALIGNED, EC_SEND_LONG,
-       EC__N };
+	EC_WRITE_RO, EC_ATOMIC_NOATOMIC, EC_ATOMIC_MISALIGNED, EC_SEND_LONG,
+	EC_QP_NOWRITE, EC_QP_NOWRITE_IMM0, EC_QP_NOREAD, EC_QP_NOREAD0,
+	EC_QP_NOATOMIC, EC__N };
 
 static const struct {
 	const char *name;
@@ -1968,6 +1970,7 @@ static const struct {
 	enum ibv_wc_status want;
 	const char *why;
 	enum ibv_wc_status alt;	/* rxe's deviation, tolerated without --strict */
+	int deny;		/* left out of both QPs' qp_access_flags */
 } ecase[EC__N] = {
 	[EC_WRITE_RKEY] = { "write-bad-rkey", OP_WRITE, IBV_WC_REM_ACCESS_ERR,
 			    "RDMA_WRITE with an invalid rkey" },
@@ -1991,6 +1994,32 @@ static const struct {
 			   IBV_WC_REM_INV_REQ_ERR,
 			   "SEND of 256 bytes into a 64-byte receive",
 			   IBV_WC_REM_OP_ERR },
+	/*
+	 * IBA and MetaRoCE (C9): an operation the responder's QP does not
+	 * enable is NAK Invalid Request, whatever its length: a zero-length
+	 * WRITE_WITH_IMM would otherwise consume a receive, a zero-length
+	 * READ be answered.
+	 */
+	[EC_QP_NOWRITE] = { "write-qp-no-remote-write", OP_WRITE,
+			    IBV_WC_REM_INV_REQ_ERR,
+			    "RDMA_WRITE of 64 bytes to a QP without IBV_ACCESS_REMOTE_WRITE",
+			    .deny = IBV_ACCESS_REMOTE_WRITE },
+	[EC_QP_NOWRITE_IMM0] = { "write-imm-0-qp-no-remote-write", OP_WRITE_IMM,
+				 IBV_WC_REM_INV_REQ_ERR,
+				 "zero-length RDMA_WRITE_WITH_IMM to a QP without IBV_ACCESS_REMOTE_WRITE",
+				 .deny = IBV_ACCESS_REMOTE_WRITE },
+	[EC_QP_NOREAD] = { "read-qp-no-remote-read", OP_READ,
+			   IBV_WC_REM_INV_REQ_ERR,
+			   "RDMA_READ of 64 bytes from a QP without IBV_ACCESS_REMOTE_READ",
+			   .deny = IBV_ACCESS_REMOTE_READ },
+	[EC_QP_NOREAD0] = { "read-0-qp-no-remote-read", OP_READ,
+			    IBV_WC_REM_INV_REQ_ERR,
+			    "zero-length RDMA_READ from a QP without IBV_ACCESS_REMOTE_READ",
+			    .deny = IBV_ACCESS_REMOTE_READ },
+	[EC_QP_NOATOMIC] = { "atomic-qp-no-remote-atomic", OP_FAA,
+			     IBV_WC_REM_INV_REQ_ERR,
+			     "FETCH_AND_ADD on a QP without IBV_ACCESS_REMOTE_ATOMIC",
+			     .deny = IBV_ACCESS_REMOTE_ATOMIC },
 };
 
 static bool ecase_ok(int k)
@@ -2169,6 +2198,17 @@ static void ereq_target(int k, const struct eslots *o, uint64_t *raddr,
 	case EC_SEND_LONG:
 		*len = 256;
 		break;
+	case EC_QP_NOWRITE:
+	case EC_QP_NOWRITE_IMM0:
+	case EC_QP_NOREAD:
+	case EC_QP_NOREAD0:
+	case EC_QP_NOATOMIC:
+		/* a valid target: only the QP forbids the operation */
+		*raddr = g.r_buf + o->dst;
+		*rkey = rkey_of(o->dst);
+		*len = k == EC_QP_NOATOMIC ? 8 :
+		       k == EC_QP_NOWRITE_IMM0 || k == EC_QP_NOREAD0 ? 0 : 64;
+		break;
 	}
 }
 
@@ -2185,12 +2225,15 @@ static void ereq_build(int k, const struct eslots *o, struct ibv_send_wr *wr,
 
 	ereq_target(k, o, &raddr, &rkey, &len);
 	memset(wr, 0, 3 * sizeof(*wr));
-	loc = op == OP_WRITE || op == OP_SEND ? o->src : o->dst;
+	loc = op == OP_WRITE || op == OP_WRITE_IMM || op == OP_SEND ?
+	      o->src : o->dst;
 	sg[0] = (struct ibv_sge){ (uintptr_t)g.buf + loc, len, lkey_of(loc) };
 	wr[0].wr_id = 1;
 	wr[0].opcode = wr_opcode(op);
 	wr[0].sg_list = &sg[0];
-	wr[0].num_sge = 1;
+	wr[0].num_sge = len ? 1 : 0;
+	if (op == OP_WRITE_IMM)
+		wr[0].imm_data = htobe32(0xe0e0e000u + (uint32_t)k);
 	wr[0].send_flags = IBV_SEND_SIGNALED;
 	wr[0].next = &wr[1];
 	if (op == OP_CAS || op == OP_FAA) {
@@ -2348,6 +2391,7 @@ static bool error_case(int k, int dir, uint64_t *s, bool *rejected)
 	char line[256];
 
 	conn_create(&c, (uint32_t)sm64(s));
+	c.deny = ecase[k].deny;
 	conn_connect(&c, ecase[k].name);
 	buf_reset();
 	ebuf_reset();

@@ -11,8 +11,10 @@
 #           NCCL-style WRITE chains with a 1-byte READ flush, solicited
 #           events; busy polling
 #   events  the same with CQ events (ibv_req_notify_cq + ibv_get_cq_event)
-#   errors  remote access violations on fresh QP pairs: expected error
-#           completion, remote memory unchanged, later WRs flushed
+#   errors  remote access violations on fresh QP pairs, of an MR (C12) or
+#           of the responder QP's qp_access_flags (C9, zero lengths too):
+#           expected error completion, remote memory unchanged, no receive
+#           completed, later WRs flushed
 # Every byte received, every guard byte around it, every completion and
 # every atomic result is checked by mroce-verify itself; here: both sides
 # exit 0, their summaries agree, each phase reports ok.  On mroce the
@@ -77,5 +79,8 @@ ev=$(sed -n 's/^mroce-verify: \([0-9]*\) CQ events.*/\1/p' "$CLI_OUT")
 check "events: the client slept on CQ events (${ev:-none})" test "${ev:-0}" -gt 0
 
 verify errors "errors" --seed 3 --ops errors
-check "errors: at least the 6 access violations per direction were provoked (${V_ERRS:-none})" \
-	test "${V_ERRS:-0}" -ge 12
+# 6 MR access violations (C12) and, for a QP that does not enable the
+# operation (C9), a WRITE, a zero-length WRITE_WITH_IMM, a READ, a
+# zero-length READ and an atomic: 11 per direction
+check "errors: at least the 11 access violations per direction were provoked (${V_ERRS:-none})" \
+	test "${V_ERRS:-0}" -ge 22

@@ -3,21 +3,14 @@
 #
 # QPs whose peer is on the same device: a QP connected to itself (NCCL's
 # GPU flush reads through one) and two QPs of one device, over IPv4 and
-# over IPv6 GIDs.
+# over IPv6 GIDs; on the pair, WRITEs that only the responder's delayed
+# ACK answers, and bursts of small WRITEs whose ACKs are coalesced.
 . "$(dirname "$0")/lib.sh"
 
 need_cmd rdma
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
 PROG=$MROCE_TOP/tools/tests/src/loopback_qp
 [ -x "$PROG" ] || fail "$PROG not built (make tools)"
-
-gid_index() {	# gid_index DEV GID
-	local f
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		[ "$(cat "$f")" = "$2" ] && { echo "${f##*/}"; return 0; }
-	done
-	return 1
-}
 
 load_mroce
 on_exit 'topo_clean; unload_mroce'
@@ -28,8 +21,23 @@ g4=$(gid_index mroce1 0000:0000:0000:0000:0000:ffff:c000:0201)
 g6=$(gid_index mroce1 2001:0db8:0000:0000:0000:0000:0000:0001)
 require "IPv4 GID" test -n "$g4"
 require "IPv6 GID" test -n "$g6"
+d0=$(counter mroce1 tx_acks_delayed)
 check "loopback QPs over the IPv4 GID" in_h1 timeout 60 "$PROG" mroce1 "$g4"
+# the WRITEs between a READ and a fenced WRITE were answered by the
+# delayed ACK (MR-36, ack_delay_max): their requester asked for none
+d1=$(counter mroce1 tx_acks_delayed)
+check "the delayed ACK answered WRITEs nothing followed (tx_acks_delayed $d0 -> $d1)" \
+	test "$((d1 - d0))" -gt 0
 check "loopback QPs over the IPv6 GID" in_h1 timeout 60 "$PROG" mroce1 "$g6"
+# ACK coalescing: 4 lists of 48 one-packet WRITEs, each posted at once,
+# get an ACK every ack_every packets (and the delayed ACK for a list's
+# tail), not one per WRITE: a WRITE's last packet asks for an ACK only
+# when nothing older is outstanding and nothing is queued behind it
+a0=$(counter mroce1 tx_acks)
+check "burst of 4 x 48 8-byte WRITEs" in_h1 timeout 60 "$PROG" mroce1 "$g4" burst
+a1=$(counter mroce1 tx_acks)
+check "ACKs coalesced: fewer than one per two WRITEs ($a0 -> $a1 for 192)" \
+	test "$((a1 - a0))" -lt 96
 stats=$(rdma statistic show link mroce1/1)
 echo "$stats"
 check_match "no packet was dropped as malformed" \

@@ -75,10 +75,12 @@ scenario() {
 
 # no go-back-N: at most 1.5 retransmissions per drop, on top of what the
 # same run needs on a clean link (BASE: the RNR phase makes the responder
-# drop packets on purpose), plus a little slack
+# drop packets on purpose), plus a little slack, plus EXTRA (default 0)
+# for a scenario that also reorders
 not_gbn() {
-	check "$1: retransmitted $RETX <= 1.5 x $DROPS dropped + $BASE + 20" \
-		test "$RETX" -le $(( DROPS * 3 / 2 + BASE + 20 ))
+	local extra=${2:-0}
+	check "$1: retransmitted $RETX <= 1.5 x $DROPS dropped + $BASE + $extra + 20" \
+		test "$RETX" -le $(( DROPS * 3 / 2 + BASE + extra + 20 ))
 }
 
 # want NAME: is scenario NAME selected (MROCE_LOSSY_ONLY, a regex, default all)?
@@ -122,7 +124,12 @@ fi
 
 if want combined; then
 	scenario combined loss 2% duplicate 1% corrupt 0.2% delay 1ms reorder 10%
-	not_gbn combined
+	# the sum of its parts' budgets: the loss bound, plus the reorder-only
+	# scenario's 2% of the packets sent.  It failed a CI run at 448 >
+	# 440 with only 176 drops: resends stay about 430-480 whatever netem
+	# drops (433-484 in four runs), because the reorder's share does not
+	# depend on the drops.  Go-back-N resends windows per loss, far above.
+	not_gbn combined $((TXP / 50))
 fi
 
 # The work of loss handling is bounded by the window, not by the message
@@ -148,12 +155,17 @@ if want bigmsg; then
 	o0=$(sum2 rto_expired)
 	in_h1 tc qdisc replace dev veth1 root netem loss 1%
 	in_h2 tc qdisc replace dev veth2 root netem loss 1%
+	# -u 18: a verbs retry budget of 8 x 1.07 s.  The blackout is 0.2 s
+	# of sleep between two tc commands, but a tc command in a guest
+	# whose CPU the transfer saturates can take a second or more: with
+	# perftest's default (-u 14: 8 x 67 ms = 537 ms) the requester then
+	# gave up with RETRY_EXC_ERR before the link came back, as RC must.
 	in_h1 timeout 240 ib_write_bw -d mroce1 -x "$gidx" -F -p 18790 \
-		-s 16777216 -n 12 >/tmp/bigwrite.server 2>&1 &
+		-u 18 -s 16777216 -n 12 >/tmp/bigwrite.server 2>&1 &
 	srv=$!
 	topo_wait_listen h1 18790
 	in_h2 timeout 240 ib_write_bw -d mroce2 -x "$gidx" -F -p 18790 \
-		-s 16777216 -n 12 192.0.2.1 >/tmp/bigwrite.client 2>&1 &
+		-u 18 -s 16777216 -n 12 192.0.2.1 >/tmp/bigwrite.client 2>&1 &
 	cli=$!
 	# the blackouts start when mroce2 has sent 5000 packets of the first
 	# and of the sixth message (16384 packets each at MTU 1024)
@@ -163,14 +175,29 @@ if want bigmsg; then
 		      [ $(( $(counter mroce2 tx_pkts) - t0 )) -lt $at ]; do
 			sleep 0.02
 		done
+		b0=$(cut -d' ' -f1 /proc/uptime)
 		in_h2 tc qdisc change dev veth2 root netem loss 100%
 		sleep 0.2
 		in_h2 tc qdisc change dev veth2 root netem loss 1%
+		log "bigmsg: blackout at $at packets: uptime $b0 .. $(cut -d' ' -f1 /proc/uptime)"
 	done
 	wait $cli
 	rc=$?
 	wait $srv
 	rc=$((rc + $?))
+	if [ "$rc" != 0 ]; then
+		# where the packets died: the qdiscs, the links, the stack
+		log "bigmsg: failed (uptime $(cut -d' ' -f1 /proc/uptime))"
+		in_h2 tc -s qdisc show dev veth2
+		in_h1 tc -s qdisc show dev veth1
+		in_h1 ip -s link show dev veth1
+		in_h2 ip -s link show dev veth2
+		in_h1 grep '^Udp' /proc/net/snmp
+		in_h2 grep '^Udp' /proc/net/snmp
+		cat /proc/net/softnet_stat
+		rdma statistic show link mroce1/1
+		rdma statistic show link mroce2/1
+	fi
 	in_h1 tc qdisc del dev veth1 root
 	in_h2 tc qdisc del dev veth2 root
 	rtos=$(( $(sum2 rto_expired) - o0 ))

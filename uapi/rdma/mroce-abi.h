@@ -117,6 +117,16 @@ struct mroce_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
+		/*
+		 * IB_WR_REG_MR, kernel QPs only (a user ring's is refused):
+		 * the MR by its lkey's index, the key it takes, access.
+		 */
+		struct {
+			__u32 mr_lkey;
+			__u32 key;
+			__u32 access;
+			__u32 reserved;
+		} reg;
 	} wr;
 	__u32 reserved2[2];	/* must be zero; the header is 64 bytes */
 };
@@ -130,6 +140,8 @@ struct mroce_recv_wqe {
 
 /* struct mroce_cqe.flags */
 #define MROCE_CQE_WITH_IMM	(1U << 0)	/* imm_data is valid */
+/* imm_data holds the rkey a SEND_WITH_INV invalidated (host order) */
+#define MROCE_CQE_WITH_INV	(1U << 2)
 #define MROCE_CQE_GRH		(1U << 1)	/* UD: a 40-byte GRH precedes the data */
 #define MROCE_CQE_NET_IPV6	(1U << 2)	/* UD: ... built from an IPv6 header */
 

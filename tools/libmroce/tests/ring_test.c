@@ -606,6 +606,29 @@ static void test_post_send_encoding(void)
 	fake_qp_free(f);
 }
 
+/* SEND_WITH_INV: the peer's rkey goes in imm_data, in host order. */
+static void test_post_send_inv(void)
+{
+	struct fake_qp *f = fake_qp_new(IBV_QPT_RC);
+	struct ibv_sge sg = { .addr = 0x1000, .length = 64, .lkey = 0xa1 };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND_WITH_INV, .invalidate_rkey = 0x12345678,
+	};
+	struct ibv_send_wr *bad;
+	struct mroce_send_wqe *w;
+	int ret;
+
+	printf("# post_send SEND_WITH_INV\n");
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	w = sq_wqe(f, 0);
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_SEND_WITH_INV &&
+		    w->imm_data == 0x12345678 && w->num_sge == 1 &&
+		    wqe_reserved_zero(w) && bytes_are(&w->wr, sizeof(w->wr), 0),
+		    "SEND_WITH_INV: opcode 9, invalidate_rkey in imm_data (host order)");
+	fake_qp_free(f);
+}
+
 static void test_post_send_errors(void)
 {
 	struct fake_qp *f = fake_qp_new(IBV_QPT_RC);
@@ -613,7 +636,7 @@ static void test_post_send_errors(void)
 	struct ibv_sge sg[SQ_SGE + 1] = {};
 	struct ibv_send_wr wr[3], *bad;
 	static const enum ibv_wr_opcode bad_ops[] = {
-		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
+		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
 		IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE, 99,
 	};
 	int ret;
@@ -1063,6 +1086,7 @@ int main(int argc, char **argv)
 	test_qp_check_resp();
 	test_poll_cq();
 	test_post_send_encoding();
+	test_post_send_inv();
 	test_post_send_errors();
 	test_doorbell();
 	test_post_recv();

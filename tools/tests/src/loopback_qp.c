@@ -9,6 +9,18 @@
  *    receive on the same QP.
  * 2. Two QPs of one device connected to each other: WRITE_WITH_IMM into
  *    a receive with no SGEs, READ back, compare.
+ * 3. The delayed ACK: FENCE_ROUNDS times, in one post, a 32 KiB READ, a
+ *    100-byte WRITE and a fenced 100-byte WRITE.  The first WRITE's last
+ *    packet need not ask for an ACK (work is queued behind it), and the
+ *    fenced one waits for the READ's responses: until then only the
+ *    responder's delayed ACK answers the first WRITE.  All complete in
+ *    order; the caller reads the device's tx_acks_delayed.
+ *
+ *   loopback_qp DEV GID_INDEX burst
+ *
+ * only: BURST_ROUNDS times, BURST_WRS 8-byte WRITEs from A to B posted as
+ * one list, all signaled, complete in order; the caller reads the
+ * device's tx_acks (coalesced: far fewer than one per WRITE).
  * Prints one line per check and "loopback_qp: N passed, N failed".
  */
 #include <arpa/inet.h>
@@ -29,6 +41,9 @@ struct ctx {
 };
 
 #define BUF 65536
+#define FENCE_ROUNDS 16
+#define BURST_WRS 48
+#define BURST_ROUNDS 4
 #define ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 		IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -55,10 +70,20 @@ static int connect_qp(struct ctx *c, struct ibv_qp *qp, uint32_t dqpn)
 	return mtest_qp_rtr(qp, &p) || mtest_qp_rts(qp, &p) ? -1 : 0;
 }
 
+/* Two QPs of the device connected to each other; false if not. */
+static bool connect_pair(struct ctx *c, struct ibv_qp **a, struct ibv_qp **b)
+{
+	*a = make_qp(c);
+	*b = make_qp(c);
+	return mtest_check(*a && *b && !connect_qp(c, *a, (*b)->qp_num) &&
+			   !connect_qp(c, *b, (*a)->qp_num),
+			   "two QPs of one device connect") && *a && *b;
+}
+
 /* Wait (10 s) for @n completions; returns how many were successful. */
 static int wait_cqes(struct ctx *c, int n, struct ibv_wc *out)
 {
-	struct ibv_wc wc[4];
+	struct ibv_wc wc[BURST_WRS];
 	int i, got, ok = 0;
 
 	got = mtest_poll(c->cq, wc, n, 10000);
@@ -70,6 +95,39 @@ static int wait_cqes(struct ctx *c, int n, struct ibv_wc *out)
 	return ok;
 }
 
+/* BURST_ROUNDS lists of BURST_WRS 8-byte WRITEs from @a to its peer */
+static void bursts(struct ctx *c, struct ibv_qp *a, uint64_t base,
+		   uint32_t lkey, uint32_t rkey)
+{
+	static struct ibv_send_wr wr[BURST_WRS];
+	static struct ibv_sge sg[BURST_WRS];
+	static struct ibv_wc wc[BURST_WRS];
+	int i, k, ok = 1;
+
+	for (i = 0; ok && i < BURST_ROUNDS; i++) {
+		for (k = 0; k < BURST_WRS; k++) {
+			sg[k] = (struct ibv_sge){ (uintptr_t)c->buf + 8 * k, 8,
+						  lkey };
+			wr[k] = (struct ibv_send_wr){
+				.wr_id = (uint64_t)k, .sg_list = &sg[k],
+				.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.next = k + 1 < BURST_WRS ? &wr[k + 1] : NULL,
+			};
+			wr[k].wr.rdma.remote_addr = base + 32768 + 8 * k;
+			wr[k].wr.rdma.rkey = rkey;
+		}
+		ok = !mtest_post_wr(a, wr) &&
+		     wait_cqes(c, BURST_WRS, wc) == BURST_WRS;
+		for (k = 0; ok && k < BURST_WRS; k++)
+			ok = wc[k].wr_id == (uint64_t)k;
+	}
+	mtest_check(ok, "A->B: %d lists of %d 8-byte WRITEs complete in order",
+		    BURST_ROUNDS, BURST_WRS);
+	ok = !memcmp(c->buf, c->buf + 32768, 8 * BURST_WRS);
+	mtest_check(ok, "A->B: the burst's data in place");
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp *self, *a, *b;
@@ -79,8 +137,8 @@ int main(int argc, char **argv)
 	uint64_t base;
 	int i;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s DEV GID_INDEX\n", argv[0]);
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "burst"))) {
+		fprintf(stderr, "usage: %s DEV GID_INDEX [burst]\n", argv[0]);
 		return 2;
 	}
 	mtest_init("loopback_qp", 0);
@@ -101,6 +159,17 @@ int main(int argc, char **argv)
 	base = (uintptr_t)c.buf;
 	lkey = c.mr->lkey;
 	rkey = c.mr->rkey;
+
+	if (argc == 4) {
+		if (!connect_pair(&c, &a, &b))
+			return 1;
+		for (i = 0; i < 8 * BURST_WRS; i++)
+			c.buf[i] = (unsigned char)(i * 3 + 1);
+		bursts(&c, a, base, lkey, rkey);
+		ibv_destroy_qp(a);
+		ibv_destroy_qp(b);
+		return mtest_summary();
+	}
 
 	/* 1. a QP connected to itself */
 	self = make_qp(&c);
@@ -133,12 +202,7 @@ int main(int argc, char **argv)
 		    "self: receive completion carries length and immediate");
 
 	/* 2. two QPs of the same device */
-	a = make_qp(&c);
-	b = make_qp(&c);
-	mtest_check(a && b && !connect_qp(&c, a, b->qp_num) &&
-		    !connect_qp(&c, b, a->qp_num),
-		    "two QPs of one device connect");
-	if (!a || !b)
+	if (!connect_pair(&c, &a, &b))
 		return 1;
 	/* source [0, 20000), target [24576, 44576), read back [45056, ...) */
 	for (i = 0; i < 20000; i++)
@@ -161,6 +225,40 @@ int main(int argc, char **argv)
 		    wait_cqes(&c, 1, NULL) == 1 &&
 		    !memcmp(c.buf, c.buf + 45056, 20000),
 		    "B->A: 20000-byte RDMA_READ");
+
+	/* 3. a WRITE between a READ and a fenced WRITE, as one post */
+	for (i = 0; i < FENCE_ROUNDS; i++) {
+		struct ibv_sge sg[3] = {
+			{ (uintptr_t)c.buf + 32768, 32768, lkey },
+			{ (uintptr_t)c.buf + 100, 100, lkey },
+			{ (uintptr_t)c.buf + 200, 100, lkey },
+		};
+		struct ibv_send_wr wr[3] = {};
+		int k, ok;
+
+		for (k = 0; k < 3; k++) {
+			wr[k].wr_id = (uint64_t)k + 1;
+			wr[k].sg_list = &sg[k];
+			wr[k].num_sge = 1;
+			wr[k].send_flags = IBV_SEND_SIGNALED;
+			wr[k].opcode = k ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+			wr[k].wr.rdma.remote_addr = base + (k ? 1024 * k : 0);
+			wr[k].wr.rdma.rkey = rkey;
+			wr[k].next = k < 2 ? &wr[k + 1] : NULL;
+		}
+		wr[2].send_flags |= IBV_SEND_FENCE;
+		ok = !mtest_post_wr(a, wr) && wait_cqes(&c, 3, wc) == 3;
+		for (k = 0; ok && k < 3; k++)
+			ok = wc[k].wr_id == (uint64_t)k + 1;
+		if (!ok) {
+			mtest_check(0, "A->B: READ, WRITE, fenced WRITE (round %d) in order",
+				    i);
+			break;
+		}
+	}
+	if (i == FENCE_ROUNDS)
+		mtest_check(1, "A->B: %d x READ, WRITE, fenced WRITE complete in order",
+			    FENCE_ROUNDS);
 
 	ibv_destroy_qp(self);
 	ibv_destroy_qp(a);

@@ -76,6 +76,8 @@
 #define MROCE_MAX_QP_WR		4096
 #define MROCE_MAX_CQE		65536
 #define MROCE_MAX_SGE		8
+/* pages of one fast registration (max_fast_reg_page_list_len) */
+#define MROCE_MAX_FAST_REG_PAGES	512
 #define MROCE_MAX_INLINE	256
 #define MROCE_MAX_RD_ATOMIC	16
 #define MROCE_MIN_QPN		16
@@ -92,11 +94,21 @@
 #define MROCE_QDELAY_TARGET_DEF_US	5000	/* qdelay_target_us default */
 #define MROCE_MIN_RTT_WIN_US	(10 * USEC_PER_SEC)	/* min RTT filter */
 #define MROCE_ACK_EVERY_GAP	4	/* ... while a hole exists */
+/*
+ * The delayed ACK: an arrival no ACK answered at once is acknowledged
+ * within this (the spec's ack_delay_max).  Well inside the requester's
+ * ack_delay allowance (MROCE_TLP_ACK_ALLOWANCE_US), so a tail probe
+ * never fires for an ACK that is merely delayed; long enough that a
+ * soft receiver, which sees a packet every 10-20 us, still ACKs every
+ * MROCE_ACK_EVERY packets of a stream rather than per timer.
+ */
+#define MROCE_ACK_DELAY_MAX_US	100
+#define MROCE_ACK_DELAY_MAX_NS	(MROCE_ACK_DELAY_MAX_US * NSEC_PER_USEC)
 #define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
 /*
  * The tail probe timeout allows the receiver this long to ACK (the spec's
- * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): not the
- * spec's ack_delay_max (25 us), the delayed-ACK timer mroce lacks.
+ * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): twice the
+ * receiver's ack_delay_max.
  */
 #define MROCE_TLP_ACK_ALLOWANCE_US	200
 
@@ -134,6 +146,7 @@ enum mroce_counter {
 	MROCE_CNT_RX_OOO_PKTS,
 	MROCE_CNT_RX_CE_PKTS,
 	MROCE_CNT_TX_ACKS,
+	MROCE_CNT_TX_ACKS_DELAYED,
 	MROCE_CNT_RX_ACKS,
 	MROCE_CNT_TX_NAKS_FIRST,	/* tx_naks_psn_seq_err */
 	MROCE_CNT_TX_NAKS_LAST = MROCE_CNT_TX_NAKS_FIRST + MROCE_NAK_MAX - 1,
@@ -158,6 +171,9 @@ enum mroce_counter {
 	MROCE_CNT_TX_RATE_HINTS,
 	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
+	MROCE_CNT_FAST_REG,
+	MROCE_CNT_LOCAL_INV,
+	MROCE_CNT_RX_REMOTE_INV,
 	MROCE_NUM_COUNTERS
 };
 
@@ -302,6 +318,17 @@ struct mroce_cq {
 enum mroce_mr_type {
 	MROCE_MR_DMA,			/* kernel virtual addresses */
 	MROCE_MR_USER,			/* pinned user pages */
+	MROCE_MR_FAST,			/* fast registration (IB_WR_REG_MR) */
+};
+
+/*
+ * A fast-registration MR (ib_alloc_mr(IB_MR_TYPE_MEM_REG)) is FREE until
+ * an IB_WR_REG_MR makes it VALID with the key byte the consumer chose,
+ * and FREE again after IB_WR_LOCAL_INV or a SEND_WITH_INV naming it.
+ */
+enum mroce_mr_state {
+	MROCE_MR_FREE,
+	MROCE_MR_VALID,
 };
 
 struct mroce_mr {
@@ -310,10 +337,33 @@ struct mroce_mr {
 	int access;
 	u64 iova;
 	u64 length;
+	/*
+	 * The keys the device honours.  ibmr's belong to the consumer, who
+	 * changes their low byte (ib_update_fast_reg_key()) before an
+	 * IB_WR_REG_MR; these take it when the WQE executes.  The upper 24
+	 * bits never change: they find the MR (lkey: pool index, rkey:
+	 * rkey_xa index).
+	 */
+	u32 lkey;
+	u32 rkey;
 	struct ib_umem *umem;
 	struct page **pages;
 	unsigned int npages;
 	unsigned int page_offset;	/* of iova in pages[0] */
+	/*
+	 * MROCE_MR_FAST.  map_mr_sg() fills the staged page list; an
+	 * IB_WR_REG_MR copies it to the live one under @lock, as
+	 * LOCAL_INV frees the region under it: every copy through a fast
+	 * MR holds it for reading and checks state, key and range first,
+	 * so once an invalidation completes no access is under way.
+	 */
+	rwlock_t lock;
+	enum mroce_mr_state state;
+	unsigned int max_pages;
+	u64 *page_va;			/* live: kernel address of each page */
+	u64 *stage_va;			/* map_mr_sg() */
+	unsigned int stage_npages;
+	unsigned int page_shift;
 	struct mroce_pool_elem elem;	/* WQEs and lookups holding it */
 	bool dead;			/* deregistered: no access any more */
 	struct work_struct free_work;	/* the last reference went */
@@ -332,6 +382,9 @@ struct mroce_mr {
 #define MROCE_WR_RWQE		BIT(5)	/* consumes a receive WQE at the peer */
 #define MROCE_WR_IMM		BIT(6)	/* carries immediate data */
 #define MROCE_WR_INLINE		BIT(7)	/* payload may be posted inline */
+#define MROCE_WR_LOCAL		BIT(8)	/* local MR operation: no packet */
+#define MROCE_WR_KERNEL		BIT(9)	/* kernel QPs only (a pointer inside) */
+#define MROCE_WR_INV		BIT(10)	/* the peer invalidates an rkey */
 /* waits for an answer, takes a READ/ATOMIC credit; local SGEs are written */
 #define MROCE_WR_RD_ATOMIC	(MROCE_WR_READ | MROCE_WR_ATOMIC)
 
@@ -365,6 +418,17 @@ struct mroce_swqe {
 };
 
 /* The kernel's private copy of a receive WQE. */
+/* What an ACK echoes of the request packet it answers (mroce_resp.c). */
+struct mroce_ack_echo {
+	u32 ts_us;
+	u32 path_seq;
+	u32 psn;
+	u8 path_id;
+	bool ce;
+	u16 sport;
+	u32 at_us;		/* arrival, mroce_now_us(): the ack_delay */
+};
+
 struct mroce_rwqe {
 	u64 wr_id;
 	u32 num_sge;
@@ -495,6 +559,16 @@ struct mroce_qp {
 		u32 rq_done;		/* next rq_seq to complete */
 		u32 since_ack;
 		u32 ce_since_ack;	/* CE-marked arrivals since the last ACK */
+		/*
+		 * The delayed ACK (mroce_resp_ack_timer()): whether a
+		 * message's last packet arrived that no ACK has answered,
+		 * since when (which bounds the delay), and the newest such
+		 * packet, for the ACK to echo.
+		 */
+		struct hrtimer ack_timer;
+		bool unacked_last;
+		u32 unacked_since_us;
+		struct mroce_ack_echo unacked;
 		struct mroce_hint_conn rhc;	/* this sender, for the hint */
 		u32 hint_bytes;		/* arrived since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
@@ -658,6 +732,15 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *mroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+enum ib_wc_status mroce_mr_fast_reg(struct ib_pd *pd, u32 lkey, u32 key,
+				    int access);
+enum ib_wc_status mroce_mr_local_inv(struct mroce_dev *mdev, struct ib_pd *pd,
+				     u32 key);
+int mroce_mr_remote_inv(struct mroce_dev *mdev, struct ib_pd *pd, u32 rkey);
 struct mroce_mr *mroce_mr_get_lkey(struct mroce_dev *mdev, u32 lkey);
 struct mroce_mr *mroce_mr_get_rkey(struct mroce_dev *mdev, u32 rkey);
 void mroce_mr_put(struct mroce_mr *mr);
@@ -666,11 +749,12 @@ int mroce_mr_init(void);
 void mroce_mr_exit(void);
 int mroce_mr_check(struct mroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
-int mroce_mr_copy(struct mroce_mr *mr, u64 iova, void *buf, u32 len,
+int mroce_mr_copy(struct mroce_mr *mr, u32 key, u64 iova, void *buf, u32 len,
 		  bool to_mr);
-int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova, struct sk_buff *skb,
-		      u32 skb_off, u32 len);
-u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map);
+int mroce_mr_copy_skb(struct mroce_mr *mr, u32 key, u64 iova,
+		      struct sk_buff *skb, u32 skb_off, u32 len);
+int mroce_mr_atomic(struct mroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
+		    u64 compare, u64 swap_add, u64 *orig);
 int mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 		   u32 nsge, u32 off, void *buf, u32 len, bool to_sgl);
 int mroce_sgl_copy_skb(const struct mroce_sge *sge, struct mroce_mr *const *mr,
@@ -720,6 +804,7 @@ int mroce_ah_av(struct mroce_dev *mdev, u32 ah_num, struct ib_pd *pd,
 void mroce_req_task(struct tasklet_struct *t);
 void mroce_req_kick(struct mroce_qp *qp);
 enum hrtimer_restart mroce_req_pace_timer(struct hrtimer *t);
+enum hrtimer_restart mroce_resp_ack_timer(struct hrtimer *t);
 
 /* mroce_comp.c: completer */
 void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,

@@ -66,6 +66,8 @@ bool mroce_sq_complete(struct mroce_qp *qp)
 			} else if (sw->op->mask & MROCE_WR_ATOMIC) {
 				if (!sw->done)
 					break;
+			} else if (sw->op->mask & MROCE_WR_LOCAL) {
+				/* executed when fetched: nothing to wait for */
 			} else if (!mroce_psn_before(mroce_psn_add(sw->first_psn,
 								   sw->npkts - 1),
 						     qp->sq.sb.una)) {

@@ -190,6 +190,10 @@ static void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ib_wc *wc,
 		wc->ex.imm_data = (__force __be32)cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	}
+	if (cqe->flags & MROCE_CQE_WITH_INV) {
+		wc->ex.invalidate_rkey = cqe->imm_data;
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
 	if (cqe->flags & MROCE_CQE_GRH) {
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc->network_hdr_type = cqe->flags & MROCE_CQE_NET_IPV6 ?

@@ -18,7 +18,7 @@ static bool mroce_msg_same(const struct mroce_msg_seg *a,
 		return false;
 	if ((props & MROCE_OPP_RWQE) && a->rq_seq != b->rq_seq)
 		return false;
-	return !(props & MROCE_OPP_IMM) || a->imm == b->imm;
+	return !(props & (MROCE_OPP_IMM | MROCE_OPP_INV)) || a->imm == b->imm;
 }
 
 bool mroce_msg_track_seg(struct mroce_msg_track *t,

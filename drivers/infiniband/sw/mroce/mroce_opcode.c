@@ -49,6 +49,22 @@ static const struct mroce_wr_opinfo mroce_wr_ops[] = {
 		.wc_op = IB_WC_FETCH_ADD,
 		.mask = MROCE_WR_RC | MROCE_WR_ATOMIC,
 	},
+	/* imm_data: the lkey or rkey to invalidate */
+	[IB_UVERBS_WR_LOCAL_INV] = {
+		.name = "LOCAL_INV", .wc_op = IB_WC_LOCAL_INV,
+		.mask = MROCE_WR_RC | MROCE_WR_LOCAL | MROCE_WR_KERNEL,
+	},
+	/* imm_data carries the peer's rkey to invalidate, host order */
+	[IB_UVERBS_WR_SEND_WITH_INV] = {
+		.name = "SEND_WITH_INV", .wire_op = MROCE_OP_SEND_INV,
+		.wc_op = IB_WC_SEND,
+		.mask = MROCE_WR_RC | MROCE_WR_RWQE | MROCE_WR_INLINE |
+			MROCE_WR_INV,
+	},
+	[IB_WR_REG_MR] = {
+		.name = "REG_MR", .wc_op = IB_WC_REG_MR,
+		.mask = MROCE_WR_RC | MROCE_WR_LOCAL | MROCE_WR_KERNEL,
+	},
 };
 
 /* What opcode @op does; NULL if mroce does not support it. */

@@ -159,8 +159,8 @@ u32 mroce_paths_sent(struct mroce_paths *ps, int id, bool retx)
 	return p->tx_seq++;
 }
 
-void mroce_paths_delivered(struct mroce_paths *ps, int id, u32 path_seq,
-			   bool in_flight, u64 now_us)
+void mroce_paths_delivered(struct mroce_paths *ps, int id, bool in_flight,
+			   u64 now_us)
 {
 	struct mroce_path *p;
 

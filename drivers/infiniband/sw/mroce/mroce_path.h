@@ -13,7 +13,8 @@
  * - Failure: an RTO, or 4 consecutive losses without a delivery, kills
  *   a path: its entropy generation moves on (a new source port, see
  *   mroce_wire_sport()) and it is probed until an ACK answers a probe.
- * - Loss detection rule 1: the highest delivered path sequence number.
+ * - Path sequence numbers: each transmission's number on its path
+ *   (mroce_paths_sent()), which loss rule 1 in mroce_sb.c compares.
  *
  * Pure code: no ib_core headers, no locking (the caller holds the lock
  * that serialises its sender, the QP's sq lock), no clock: times are
@@ -221,15 +222,16 @@ bool mroce_paths_want_echo(struct mroce_paths *ps, int id, u64 now_us,
 			   u32 srtt_us);
 
 /*
- * The transmission (@id, @path_seq) was delivered (cumulative ACK or
- * SACK).  @in_flight: it had not been declared lost since it was sent,
- * so it leaves the path's in-flight count now; false after
- * mroce_paths_lost() took it out already.  Either way the delivery
- * updates the highest delivered path sequence number and clears the
- * consecutive losses.  In-flight never goes below zero.
+ * A transmission on path @id was delivered (cumulative ACK or SACK).
+ * @in_flight: it had not been declared lost since it was sent, so it
+ * leaves the path's in-flight count now; false after mroce_paths_lost()
+ * took it out already.  Either way the delivery clears the consecutive
+ * losses and stamps the path's last delivery.  In-flight never goes
+ * below zero.  (Loss rule 1 compares path sequence numbers in the
+ * scoreboard, mroce_sb.c; the path table only hands them out.)
  */
-void mroce_paths_delivered(struct mroce_paths *ps, int id, u32 path_seq,
-			   bool in_flight, u64 now_us);
+void mroce_paths_delivered(struct mroce_paths *ps, int id, bool in_flight,
+			   u64 now_us);
 
 /*
  * An ACK echoed path @id: @rtt_us is its RTT sample (0: none), @ce its

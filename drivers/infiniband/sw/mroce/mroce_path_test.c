@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * KUnit suite for the path table (mroce_path.[ch]): spraying, path
- * penalty, dead paths, probing, entropy replacement, loss rule 1.
+ * penalty, dead paths, probing, entropy replacement, path sequence
+ * numbers.
  */
 
 #include <kunit/test.h>
@@ -62,8 +63,7 @@ static void mroce_path_test_echo_aliasing(struct kunit *test)
 			/* echoed at once, 50 us RTT */
 			if (req || i % 8 == 0)
 				mroce_paths_echo(ps, id, 50, false, now);
-			mroce_paths_delivered(ps, id, ps->path[id].tx_seq - 1,
-					      true, now);
+			mroce_paths_delivered(ps, id, true, now);
 		}
 		for (id = 0; id < (int)ps->n; id++) {
 			bool aliased = id % 8 == 7;
@@ -185,13 +185,13 @@ static void mroce_path_test_pick_skips(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 
 	/* a delivery on path 2 opens exactly path 2 */
-	mroce_paths_delivered(ps, 2, 0, true, 10);
+	mroce_paths_delivered(ps, 2, true, 10);
 	KUNIT_EXPECT_EQ(test, paths_send(ps), 2);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 
 	/* a dead path is skipped even with window */
-	mroce_paths_delivered(ps, 1, 0, true, 20);
-	mroce_paths_delivered(ps, 3, 0, true, 20);
+	mroce_paths_delivered(ps, 1, true, 20);
+	mroce_paths_delivered(ps, 3, true, 20);
 	KUNIT_EXPECT_TRUE(test, mroce_paths_kill(ps, 1, 30));
 	KUNIT_EXPECT_FALSE(test, mroce_paths_has_window(ps, 1));
 	KUNIT_EXPECT_EQ(test, paths_send(ps), 3);
@@ -260,7 +260,7 @@ static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 3ULL);
 	/* one RTT later: the next */
-	mroce_paths_delivered(ps, 0, 0, false, 1099);
+	mroce_paths_delivered(ps, 0, false, 1099);
 	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1100));
 	KUNIT_EXPECT_EQ(test, p->w, 4);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 32U);
@@ -270,7 +270,7 @@ static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 
 	/* floors: 1/16 and one packet */
 	for (t = 1200; t < 3000; t += 100) {
-		mroce_paths_delivered(ps, 0, 0, false, t);
+		mroce_paths_delivered(ps, 0, false, t);
 		mroce_paths_lost(ps, 0, t);
 	}
 	KUNIT_EXPECT_EQ(test, p->w, MROCE_PATH_W_MIN);
@@ -419,7 +419,7 @@ static void mroce_path_test_consecutive_losses(struct kunit *test)
 	/* three losses, a delivery, three losses: alive */
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, 100));
-	mroce_paths_delivered(ps, 1, 5, true, 100);
+	mroce_paths_delivered(ps, 1, true, 100);
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, 200));
@@ -611,9 +611,9 @@ static void mroce_path_test_all_dead(struct kunit *test)
 	/* no delivery at all: path 0 */
 	KUNIT_EXPECT_EQ(test, mroce_paths_fallback(ps), 0);
 
-	mroce_paths_delivered(ps, 0, 0, false, 10);
-	mroce_paths_delivered(ps, 2, 0, false, 30);
-	mroce_paths_delivered(ps, 1, 0, false, 20);
+	mroce_paths_delivered(ps, 0, false, 10);
+	mroce_paths_delivered(ps, 2, false, 30);
+	mroce_paths_delivered(ps, 1, false, 20);
 	for (id = 0; id < (int)ps->n; id++)
 		KUNIT_EXPECT_TRUE(test, mroce_paths_kill(ps, id, 100));
 	KUNIT_EXPECT_EQ(test, ps->active, 0ULL);
@@ -629,7 +629,7 @@ static void mroce_path_test_all_dead(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_paths_probe_due(ps, 100, 0, &seq), 0);
 	/* the retransmission's ACK revives its path, and delivers it */
 	KUNIT_EXPECT_TRUE(test, mroce_paths_probe_acked(ps, 2, rseq, 200));
-	mroce_paths_delivered(ps, 2, rseq, true, 200);
+	mroce_paths_delivered(ps, 2, true, 200);
 	KUNIT_EXPECT_EQ(test, ps->active, 0x4ULL);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), 2);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick_retx(ps, 0), 2);
@@ -685,7 +685,7 @@ static void mroce_path_test_one_path(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ps->path[0].inflight, 252U);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 	for (i = 0; i < 252; i++)
-		mroce_paths_delivered(ps, 0, i, true, 400);
+		mroce_paths_delivered(ps, 0, true, 400);
 	KUNIT_EXPECT_EQ(test, paths_send(ps), 0);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 }
@@ -724,22 +724,21 @@ static void mroce_path_test_inflight_underflow(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, 2, 256, true);
 	struct mroce_path *p = &ps->path[0];
-	u32 seq;
 
-	seq = mroce_paths_sent(ps, 0, false);
-	mroce_paths_delivered(ps, 0, seq, true, 10);
+	mroce_paths_sent(ps, 0, false);
+	mroce_paths_delivered(ps, 0, true, 10);
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	/* a caller bug reporting it again: no wrap to U32_MAX */
-	mroce_paths_delivered(ps, 0, seq, true, 20);
+	mroce_paths_delivered(ps, 0, true, 20);
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	KUNIT_EXPECT_TRUE(test, mroce_paths_has_window(ps, 0));
 
 	/* lost, then delivered after all: in_flight = false */
-	seq = mroce_paths_sent(ps, 0, false);
+	mroce_paths_sent(ps, 0, false);
 	mroce_paths_sent(ps, 0, false);
 	mroce_paths_lost(ps, 0, 30);
 	KUNIT_EXPECT_EQ(test, p->inflight, 1U);
-	mroce_paths_delivered(ps, 0, seq, false, 40);
+	mroce_paths_delivered(ps, 0, false, 40);
 	KUNIT_EXPECT_EQ(test, p->inflight, 1U);
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
 	mroce_paths_lost(ps, 0, 50);

@@ -60,12 +60,6 @@ static inline u32 mroce_psn_add(u32 psn, u32 n)
 	return (psn + n) & MROCE_PSN_MASK;
 }
 
-/* @psn - @n modulo 2^24; the inverse of mroce_psn_add(). */
-static inline u32 mroce_psn_sub(u32 psn, u32 n)
-{
-	return (psn - n) & MROCE_PSN_MASK;
-}
-
 /*
  * Forward distance from @from to @to, 0 .. 2^24 - 1: how many times @from
  * must be incremented to reach @to, i.e. the number of PSNs in [@from, @to).

@@ -47,23 +47,23 @@ static void mroce_psn_test_add_sub_wrap(struct kunit *test)
 	/* 0xffffff -> 0 and back */
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(PSN_MAX, 1), 0U);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(0xfffffe, 3), 1U);
-	KUNIT_EXPECT_EQ(test, mroce_psn_sub(0, 1), PSN_MAX);
-	KUNIT_EXPECT_EQ(test, mroce_psn_sub(1, 3), 0xfffffeU);
+	KUNIT_EXPECT_EQ(test, mroce_psn_add(0, -(u32)1), PSN_MAX);
+	KUNIT_EXPECT_EQ(test, mroce_psn_add(1, -(u32)3), 0xfffffeU);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(0, PSN_MAX), PSN_MAX);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(10, 20), 30U);
-	KUNIT_EXPECT_EQ(test, mroce_psn_sub(30, 20), 10U);
+	KUNIT_EXPECT_EQ(test, mroce_psn_add(30, -(u32)20), 10U);
 
 	/* (u32)-1 steps back, a full turn is the identity */
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(0, (u32)-1), PSN_MAX);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(5, (u32)-6), PSN_MAX);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(0x123456, BIT(24)), 0x123456U);
-	KUNIT_EXPECT_EQ(test, mroce_psn_sub(0x123456, BIT(24)), 0x123456U);
+	KUNIT_EXPECT_EQ(test, mroce_psn_add(0x123456, -(u32)BIT(24)), 0x123456U);
 
 	/* bits above 23 in either argument do not leak into the result */
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(0xff000005, 1), 6U);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(0x1ffffff, 1), 0U);
 	KUNIT_EXPECT_EQ(test, mroce_psn_add(1, 0xab000002), 3U);
-	KUNIT_EXPECT_EQ(test, mroce_psn_sub(0xff000000, 1), PSN_MAX);
+	KUNIT_EXPECT_EQ(test, mroce_psn_add(0xff000000, -(u32)1), PSN_MAX);
 }
 
 static void mroce_psn_test_add_sub_inverse(struct kunit *test)
@@ -77,7 +77,7 @@ static void mroce_psn_test_add_sub_inverse(struct kunit *test)
 
 			KUNIT_EXPECT_LE(test, b, PSN_MAX);
 			KUNIT_EXPECT_EQ(test, b, (u32)(((u64)a + n) % BIT(24)));
-			KUNIT_EXPECT_EQ(test, mroce_psn_sub(b, n), a);
+			KUNIT_EXPECT_EQ(test, mroce_psn_add(b, -(u32)n), a);
 			KUNIT_EXPECT_EQ(test, mroce_psn_fwd(a, b), n);
 		}
 	}

@@ -204,6 +204,7 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.rq_done = 0;
 	qp->rq.since_ack = 0;
 	qp->rq.ce_since_ack = 0;
+	qp->rq.unacked_last = false;
 	qp->rq.hint_bytes = 0;
 	mroce_hint_conn_init(&qp->rq.rhc);
 	qp->rq.fatal_nak = 0;
@@ -264,6 +265,8 @@ static void mroce_qp_init_engines(struct mroce_qp *qp)
 	qp->sq.loss_timer.function = mroce_timer_fire;
 	hrtimer_init(&qp->sq.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->sq.pace_timer.function = mroce_req_pace_timer;
+	hrtimer_init(&qp->rq.ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	qp->rq.ack_timer.function = mroce_resp_ack_timer;
 	timer_setup(&qp->sq.rnr_timer, mroce_timer_rnr, 0);
 	tasklet_setup(&qp->sq.task, mroce_req_task);
 }
@@ -372,6 +375,13 @@ static void mroce_qp_quiesce(struct mroce_qp *qp)
 	tasklet_kill(&qp->sq.task);
 	hrtimer_cancel(&qp->sq.pace_timer);
 	hrtimer_cancel(&qp->sq.loss_timer);
+	/*
+	 * A packet handled before the state changed may have armed the
+	 * delayed ACK (rq.lock drains it); the timer arms nothing.
+	 */
+	spin_lock_bh(&qp->rq.lock);
+	spin_unlock_bh(&qp->rq.lock);
+	hrtimer_cancel(&qp->rq.ack_timer);
 }
 
 int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
@@ -665,6 +675,26 @@ static int mroce_wr_to_wqe(struct mroce_qp *qp, const struct ib_send_wr *wr,
 	memset(w, 0, sizeof(*w));
 	if (!op || !(op->mask & (rc ? MROCE_WR_RC : MROCE_WR_UD)))
 		return -EINVAL;
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		w->flags |= MROCE_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		w->flags |= MROCE_WQE_FENCE;
+	if (wr->opcode == IB_WR_REG_MR) {
+		if (!reg_wr(wr)->mr || reg_wr(wr)->mr->device != qp->ibqp.device)
+			return -EINVAL;
+		w->wr.reg.mr_lkey = reg_wr(wr)->mr->lkey;
+		w->wr.reg.key = reg_wr(wr)->key;
+		w->wr.reg.access = reg_wr(wr)->access;
+		return 0;
+	}
+	if (op->mask & (MROCE_WR_LOCAL | MROCE_WR_INV)) {
+		/* the key to invalidate, in the imm_data slot */
+		w->imm_data = wr->ex.invalidate_rkey;
+		if (op->mask & MROCE_WR_LOCAL)
+			return 0;
+	}
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
 	if (op->mask & MROCE_WR_RDMA) {
@@ -681,15 +711,10 @@ static int mroce_wr_to_wqe(struct mroce_qp *qp, const struct ib_send_wr *wr,
 		w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
 	}
-	w->wr_id = wr->wr_id;
-	w->opcode = wr->opcode;
-	w->imm_data = (__force u32)wr->ex.imm_data;
-	if (wr->send_flags & IB_SEND_SIGNALED)
-		w->flags |= MROCE_WQE_SIGNALED;
+	if (op->mask & MROCE_WR_IMM)
+		w->imm_data = (__force u32)wr->ex.imm_data;
 	if (wr->send_flags & IB_SEND_SOLICITED)
 		w->flags |= MROCE_WQE_SOLICITED;
-	if (wr->send_flags & IB_SEND_FENCE)
-		w->flags |= MROCE_WQE_FENCE;
 
 	if (wr->send_flags & IB_SEND_INLINE) {
 		for (i = 0; i < wr->num_sge; i++)

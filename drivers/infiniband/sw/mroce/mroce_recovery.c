@@ -113,7 +113,7 @@ void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 	switch (ev) {
 	case MROCE_SB_DELIVERED:
 		/* a lost packet not resent yet is no longer in flight */
-		mroce_paths_delivered(qp->sq.paths, s->path, s->path_seq,
+		mroce_paths_delivered(qp->sq.paths, s->path,
 				      !(s->flags & MROCE_SB_LOST), now);
 		return;
 	case MROCE_SB_LOST_PATH_SEQ:

@@ -134,8 +134,11 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 	sw->status = IB_WC_SUCCESS;
 
 	sw->op = mroce_wr_opinfo(w->opcode);
-	if (!sw->op || !(sw->op->mask & qp_type_mask))
+	if (!sw->op || !(sw->op->mask & qp_type_mask) ||
+	    ((sw->op->mask & MROCE_WR_KERNEL) && qp->is_user))
 		return IB_WC_LOC_QP_OP_ERR;
+	if (sw->op->mask & MROCE_WR_LOCAL)
+		return IB_WC_SUCCESS;	/* no SGEs; mroce_req_local() */
 	if (w->flags & MROCE_WQE_INLINE) {
 		if (!(sw->op->mask & MROCE_WR_INLINE))
 			return IB_WC_LOC_QP_OP_ERR;
@@ -263,7 +266,7 @@ static u32 mroce_req_fill(struct mroce_qp *qp, const struct mroce_swqe *sw,
 	if (k == 0)
 		pi->flags |= MROCE_F_FIRST;
 	if (k == sw->npkts - 1) {
-		pi->flags |= MROCE_F_LAST | MROCE_F_ACK_REQ;
+		pi->flags |= MROCE_F_LAST;
 		if ((w->flags & MROCE_WQE_SOLICITED) &&
 		    (op->flags_ok & MROCE_F_SOLICITED))
 			pi->flags |= MROCE_F_SOLICITED;
@@ -272,11 +275,32 @@ static u32 mroce_req_fill(struct mroce_qp *qp, const struct mroce_swqe *sw,
 		pi->rq_seq = sw->rq_seq;
 	if (op->props & MROCE_OPP_IMM)
 		pi->imm = be32_to_cpu((__force __be32)w->imm_data);
+	if (op->props & MROCE_OPP_INV)
+		pi->imm = w->imm_data;		/* an rkey, host order */
 	if (sw->op->mask & MROCE_WR_RDMA) {
 		pi->va = w->wr.rdma.remote_addr;
 		pi->rkey = w->wr.rdma.rkey;
 	}
 	return len;
+}
+
+/*
+ * Does the last packet of WQE @idx ask for an ACK?  Only when the
+ * process is likely to be waiting for it: the WQE is signaled (an
+ * unsignaled one has no completion to wait for), nothing older is
+ * outstanding and nothing is queued behind it (fetched, or posted to
+ * the ring), as in a ping-pong.  In a stream the responder's cadence
+ * (every MROCE_ACK_EVERY packets) and its delayed ACK (ack_delay_max)
+ * answer it: one ACK for several small messages.  A hint: a WQE posted
+ * just after this look costs one ACK more or a delay of at most
+ * ack_delay_max, never a lost ACK.
+ */
+static bool mroce_req_last_asks(const struct mroce_qp *qp,
+				const struct mroce_swqe *sw, u32 idx)
+{
+	return (qp->sq_sig_all || (sw->wqe.flags & MROCE_WQE_SIGNALED)) &&
+	       idx == qp->sq.tail && idx + 1 == qp->sq.head &&
+	       READ_ONCE(qp->sq.ring.hdr->prod) == qp->sq.head;
 }
 
 /*
@@ -301,14 +325,16 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	/*
 	 * How it travels.  A resend asks for an ACK at once: it settles
 	 * what is still missing (READ and ATOMIC requests are answered by
-	 * responses).  Now and then a new packet asks too, on a path the ACK
-	 * cadence never echoes.
+	 * responses).  So does a message's last packet when its ACK is all
+	 * the process waits for (mroce_req_last_asks()).  Now and then a
+	 * new packet asks too, on a path the ACK cadence never echoes.
 	 */
 	now_us = mroce_now_us64();
 	if ((mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ) &&
-	    !(pi.flags & MROCE_F_ACK_REQ) &&
-	    (retx || mroce_paths_want_echo(qp->sq.paths, path, now_us,
-					   qp->sq.rto.srtt_us)))
+	    (retx ||
+	     ((pi.flags & MROCE_F_LAST) && mroce_req_last_asks(qp, sw, idx)) ||
+	     mroce_paths_want_echo(qp->sq.paths, path, now_us,
+				   qp->sq.rto.srtt_us)))
 		pi.flags |= MROCE_F_ACK_REQ;
 	if (retx)
 		path = mroce_paths_pick_retx(qp->sq.paths,
@@ -541,6 +567,30 @@ static bool mroce_req_pace_wait(struct mroce_qp *qp)
 }
 
 /*
+ * Execute a local MR operation (REG_MR, LOCAL_INV) in send queue order:
+ * every WQE before it has been sent, none after it has started.  It
+ * completes, in order, with the status returned.
+ */
+static enum ib_wc_status mroce_req_local(struct mroce_qp *qp,
+					 const struct mroce_swqe *sw)
+{
+	const struct mroce_send_wqe *w = &sw->wqe;
+	enum ib_wc_status st;
+
+	if (w->opcode == IB_WR_REG_MR) {
+		st = mroce_mr_fast_reg(qp->ibqp.pd, w->wr.reg.mr_lkey,
+				       w->wr.reg.key, w->wr.reg.access);
+		if (st == IB_WC_SUCCESS)
+			mroce_qcount(qp, MROCE_CNT_FAST_REG, 1);
+		return st;
+	}
+	st = mroce_mr_local_inv(qp->mdev, qp->ibqp.pd, w->imm_data);
+	if (st == IB_WC_SUCCESS)
+		mroce_qcount(qp, MROCE_CNT_LOCAL_INV, 1);
+	return st;
+}
+
+/*
  * Take the next WQE the process posted into the kernel's copy of the
  * send queue.  Returns 1 if it is ready to send, 0 if nothing may start
  * now, -EIO if the QP fails (a bad WQE completes in order first).
@@ -551,6 +601,7 @@ static int mroce_req_fetch_next(struct mroce_qp *qp)
 	bool empty;
 	u32 prod;
 
+again:
 	prod = mroce_sq_poll(qp, &empty);
 	if (empty)
 		return 0;
@@ -567,6 +618,18 @@ static int mroce_req_fetch_next(struct mroce_qp *qp)
 	if (qp->sq.tail == qp->sq.head)
 		mroce_sq_retry_restart(qp);
 	qp->sq.head++;
+	if (sw->status == IB_WC_SUCCESS && (sw->op->mask & MROCE_WR_LOCAL)) {
+		/* no packet: done now, completed when all before it are */
+		sw->status = mroce_req_local(qp, sw);
+		sw->first_psn = qp->sq.psn;
+		sw->npkts = 0;
+		qp->sq.cur++;
+		if (mroce_sq_complete(qp))
+			return -EIO;
+		if (sw->status != IB_WC_SUCCESS)
+			return 0;	/* fails the QP once it completes */
+		goto again;
+	}
 	if (sw->status != IB_WC_SUCCESS) {
 		/* completes in order, then the QP fails */
 		sw->npkts = 0;

@@ -42,10 +42,30 @@ static u32 mroce_resp_rate_hint(struct mroce_qp *qp)
 	return hint;
 }
 
-static void mroce_resp_ack_flags(struct mroce_qp *qp,
-				 const struct mroce_pkt_info *trig,
-				 enum mroce_nak_code nak, u32 nak_psn,
-				 u8 rnr_timer, u8 echo_flags)
+/* The echo an ACK answering @pi carries. */
+static void mroce_ack_echo_of(struct mroce_ack_echo *e,
+			      const struct mroce_pkt_info *pi, u32 now_us)
+{
+	*e = (struct mroce_ack_echo) {
+		.ts_us = pi->ts_us,
+		.path_seq = pi->path_seq,
+		.psn = pi->psn,
+		.path_id = pi->path_id,
+		.ce = pi->rx_ce,
+		.sport = pi->rx_sport,
+		.at_us = now_us,
+	};
+}
+
+/*
+ * Send an ACK or NAK of the receive state, echoing @e (if any), which
+ * arrived @delay_us ago (the ACK's ack_delay: the requester takes it off
+ * its RTT sample).
+ */
+static void mroce_resp_ack_send(struct mroce_qp *qp,
+				const struct mroce_ack_echo *e, u32 delay_us,
+				enum mroce_nak_code nak, u32 nak_psn,
+				u8 rnr_timer, u8 echo_flags)
 {
 	struct mroce_pkt_info pi = {};
 	struct sk_buff *skb;
@@ -56,14 +76,15 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 	for (i = 1; i < MROCE_WINDOW; i++)
 		if (test_bit((qp->rq.epsn + i) % MROCE_WINDOW, qp->rq.seen))
 			mroce_wire_sack_set(pi.sack, i);
-	if (trig) {
+	if (e) {
 		pi.rx_count = clamp_t(u32, qp->rq.since_ack, 1, U16_MAX);
-		pi.echo_ts = trig->ts_us;
-		pi.echo_path_seq = trig->path_seq;
-		pi.echo_psn = trig->psn;
-		pi.echo_path_id = trig->path_id;
-		pi.echo_flags = echo_flags | (trig->rx_ce ? MROCE_ECHO_CE : 0);
+		pi.echo_ts = e->ts_us;
+		pi.echo_path_seq = e->path_seq;
+		pi.echo_psn = e->psn;
+		pi.echo_path_id = e->path_id;
+		pi.echo_flags = echo_flags | (e->ce ? MROCE_ECHO_CE : 0);
 		pi.ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
+		pi.ack_delay_us = min_t(u32, delay_us, U16_MAX);
 	}
 	pi.rate_hint_mbps = mroce_resp_rate_hint(qp);
 	if (pi.rate_hint_mbps)
@@ -73,6 +94,7 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 	pi.rnr_timer = rnr_timer;
 	qp->rq.since_ack = 0;
 	qp->rq.ce_since_ack = 0;
+	qp->rq.unacked_last = false;
 
 	skb = mroce_pkt_alloc(qp, 0);
 	if (!skb)
@@ -81,14 +103,81 @@ static void mroce_resp_ack_flags(struct mroce_qp *qp,
 		     1);
 	/* back on the entropy the triggering packet came with */
 	mroce_pkt_send_to(qp, &qp->av, qp->dest_qpn,
-			  trig && trig->rx_sport ? trig->rx_sport : qp->sport,
-			  skb, &pi);
+			  e && e->sport ? e->sport : qp->sport, skb, &pi);
+}
+
+/* An ACK or NAK at once, answering @trig (if any) as it arrives. */
+static void mroce_resp_ack_flags(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *trig,
+				 enum mroce_nak_code nak, u32 nak_psn,
+				 u8 rnr_timer, u8 echo_flags)
+{
+	struct mroce_ack_echo e;
+
+	if (trig)
+		mroce_ack_echo_of(&e, trig, 0);
+	mroce_resp_ack_send(qp, trig ? &e : NULL, 0, nak, nak_psn, rnr_timer,
+			    echo_flags);
 }
 
 static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *trig,
 			   enum mroce_nak_code nak, u32 nak_psn, u8 rnr_timer)
 {
 	mroce_resp_ack_flags(qp, trig, nak, nak_psn, rnr_timer, 0);
+}
+
+/*
+ * The delayed ACK (MR-36): a message's last packet that no ACK answered
+ * at once is acknowledged within MROCE_ACK_DELAY_MAX_US.  A requester
+ * asks for an ACK (ACK_REQ) only when it waits for one; otherwise this,
+ * or the cadence, completes its messages: in a stream of small messages
+ * one ACK answers several, and when the stream stops, the last of them
+ * waits ack_delay_max at most.  Packets inside a message need no timer:
+ * more of the message follows, and if it does not, the requester's loss
+ * recovery asks.  The newest unanswered last packet is remembered (the
+ * ACK echoes it) and when the oldest came; the timer, armed by that
+ * one, fires once per delay at most, and sends nothing if an ACK went
+ * out meanwhile.
+ */
+static void mroce_resp_ack_later(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *pi)
+{
+	u32 now = mroce_now_us();
+
+	if (!qp->rq.unacked_last) {
+		qp->rq.unacked_last = true;
+		qp->rq.unacked_since_us = now;
+		if (!hrtimer_is_queued(&qp->rq.ack_timer))
+			hrtimer_start(&qp->rq.ack_timer,
+				      ns_to_ktime(MROCE_ACK_DELAY_MAX_NS),
+				      HRTIMER_MODE_REL_SOFT);
+	}
+	mroce_ack_echo_of(&qp->rq.unacked, pi, now);
+}
+
+enum hrtimer_restart mroce_resp_ack_timer(struct hrtimer *t)
+{
+	struct mroce_qp *qp = container_of(t, struct mroce_qp, rq.ack_timer);
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	u32 now = mroce_now_us(), waited;
+
+	spin_lock(&qp->rq.lock);
+	if (!qp->rq.unacked_last || !mroce_qp_receives(qp))
+		goto out;
+	waited = now - qp->rq.unacked_since_us;
+	if (waited < MROCE_ACK_DELAY_MAX_US) {
+		/* an ACK went out since the timer was armed: wait the rest */
+		hrtimer_forward_now(t, ns_to_ktime((u64)(MROCE_ACK_DELAY_MAX_US -
+							 waited) * NSEC_PER_USEC));
+		ret = HRTIMER_RESTART;
+		goto out;
+	}
+	mroce_qcount(qp, MROCE_CNT_TX_ACKS_DELAYED, 1);
+	mroce_resp_ack_send(qp, &qp->rq.unacked, now - qp->rq.unacked.at_us,
+			    0, 0, 0, 0);
+out:
+	spin_unlock(&qp->rq.lock);
+	return ret;
 }
 
 /*
@@ -158,6 +247,10 @@ static void mroce_rq_post_cqe(struct mroce_qp *qp, struct mroce_rwqe *rw,
 		cqe.flags = MROCE_CQE_WITH_IMM;
 		cqe.imm_data = (__force u32)cpu_to_be32(s->m.imm);
 	}
+	if ((props & MROCE_OPP_INV) && status == IB_WC_SUCCESS) {
+		cqe.flags = MROCE_CQE_WITH_INV;
+		cqe.imm_data = s->m.imm;
+	}
 	if (!mroce_cq_post(to_mcq(qp->ibqp.recv_cq), &cqe,
 			   s && (s->m.flags & MROCE_F_SOLICITED)))
 		mroce_qp_fail_async(qp);	/* CQ overflow */
@@ -191,14 +284,15 @@ static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 	mroce_rq_post_cqe(qp, rw, s, status);
 }
 
-/* Check @len bytes at @va under @rkey for @access; a reference or NULL. */
+/*
+ * C12: @len bytes at @va under @rkey allow @access; a reference or NULL.
+ * That the QP allows the operation (C9) was checked on arrival.
+ */
 static struct mroce_mr *mroce_resp_mr(struct mroce_qp *qp, u32 rkey, u64 va,
 				      u64 len, int access)
 {
 	struct mroce_mr *mr;
 
-	if ((qp->access & access) != access)
-		return NULL;
 	mr = mroce_mr_get_rkey(qp->mdev, rkey);
 	if (mr && mroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
 		mroce_mr_put(mr);
@@ -429,8 +523,8 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 		pi->flags |= MROCE_F_LAST;
 	if (s->m.offset + len == end)
 		pi->flags |= MROCE_F_ACK_REQ;
-	if (len && mroce_mr_copy(mr, s->m.va + s->m.offset, skb_put(skb, len),
-				 len, false)) {
+	if (len && mroce_mr_copy(mr, s->m.rkey, s->m.va + s->m.offset,
+				 skb_put(skb, len), len, false)) {
 		kfree_skb(skb);
 		*gone = true;
 		return NULL;
@@ -501,9 +595,9 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 {
 	struct mroce_atomic_res *res;
 	struct mroce_mr *mr;
+	u64 orig = 0;
 	u8 n_res;
-	u64 *p, orig;
-	void *map;
+	int err;
 
 	if (s->m.va & 7)
 		return MROCE_NAK_INV_REQ;
@@ -517,18 +611,13 @@ static enum mroce_nak_code mroce_resp_atomic(struct mroce_qp *qp,
 		return MROCE_NAK_REM_ACCESS;
 
 	spin_lock(&qp->mdev->atomic_lock);
-	p = mroce_mr_atomic_ptr(mr, s->m.va, &map);
-	orig = READ_ONCE(*p);
-	if (s->m.opcode == MROCE_OP_ATOMIC_CMP_SWP) {
-		if (orig == s->compare)
-			WRITE_ONCE(*p, s->swap_add);
-	} else {
-		WRITE_ONCE(*p, orig + s->swap_add);
-	}
-	if (map)
-		kunmap_local(map);
+	err = mroce_mr_atomic(mr, s->m.rkey, s->m.va,
+			      s->m.opcode == MROCE_OP_ATOMIC_CMP_SWP, s->compare,
+			      s->swap_add, &orig);
 	spin_unlock(&qp->mdev->atomic_lock);
 	mroce_mr_put(mr);
+	if (err)		/* invalidated since the check */
+		return MROCE_NAK_REM_ACCESS;
 
 	res = &qp->rq.atomic_res[qp->rq.atomic_next++ % n_res];
 	res->psn = psn;
@@ -567,6 +656,18 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 		if (!nak && (props & MROCE_OPP_RWQE) &&
 		    (s->m.flags & MROCE_F_LAST) && s->m.rq_seq != qp->rq.rq_done)
 			nak = MROCE_NAK_INV_REQ;
+		/*
+		 * C15: a SEND_WITH_INV invalidates when its message completes,
+		 * in order; an rkey that is no valid fast-registration region
+		 * of the QP's PD fails the connection.
+		 */
+		if (!nak && (props & MROCE_OPP_INV) &&
+		    (s->m.flags & MROCE_F_LAST)) {
+			if (mroce_mr_remote_inv(qp->mdev, qp->ibqp.pd, s->m.imm))
+				nak = MROCE_NAK_INV_REQ;
+			else
+				mroce_qcount(qp, MROCE_CNT_RX_REMOTE_INV, 1);
+		}
 		if (!nak && (props & MROCE_OPP_READ))
 			nak = mroce_resp_read(qp, s, psn);
 		else if (!nak && (props & MROCE_OPP_ATOMIC))
@@ -664,14 +765,15 @@ static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi
 			return MROCE_NAK_REM_OP;
 		return 0;
 	}
+	/* a zero-length WRITE names no memory: no rkey to check (C12) */
 	if (!pi->msg_len)
-		return 0;	/* zero-length WRITE: nothing to check */
+		return 0;
 	mr = mroce_resp_mr(qp, pi->rkey, pi->va, pi->msg_len,
 			   IB_ACCESS_REMOTE_WRITE);
 	if (!mr)
 		return MROCE_NAK_REM_ACCESS;
 	if (pi->payload_len &&
-	    mroce_mr_copy_skb(mr, pi->va + pi->offset, skb, pi->hdr_len,
+	    mroce_mr_copy_skb(mr, pi->rkey, pi->va + pi->offset, skb, pi->hdr_len,
 			      pi->payload_len)) {
 		mroce_mr_put(mr);
 		return MROCE_NAK_REM_OP;
@@ -751,6 +853,22 @@ static bool mroce_resp_in_window(struct mroce_qp *qp,
 }
 
 /*
+ * C9: the QP's access flags enable the operation of opcode @props, for
+ * any length: a zero-length WRITE_WITH_IMM or READ names no memory, but
+ * a QP that forbids WRITEs must not complete one (consuming a receive
+ * WQE), nor one that forbids READs answer one.  Checked once, on
+ * arrival, so the answer does not depend on what the request carries.
+ */
+static bool mroce_resp_op_enabled(const struct mroce_qp *qp, u16 props)
+{
+	int need = (props & MROCE_OPP_WRITE ? IB_ACCESS_REMOTE_WRITE : 0) |
+		   (props & MROCE_OPP_READ ? IB_ACCESS_REMOTE_READ : 0) |
+		   (props & MROCE_OPP_ATOMIC ? IB_ACCESS_REMOTE_ATOMIC : 0);
+
+	return (READ_ONCE(qp->access) & need) == need;
+}
+
+/*
  * Record a new request in its window slot: placed at once (SEND, WRITE)
  * or kept for execution in order (READ, ATOMIC), with the NAK code of an
  * error found now, reported when ePSN reaches it.  Returns -EAGAIN when
@@ -764,6 +882,10 @@ static int mroce_resp_record(struct mroce_qp *qp,
 	int nak;
 
 	mroce_rslot_fill(s, pi);
+	if (!mroce_resp_op_enabled(qp, mroce_rslot_props(s))) {
+		s->nak = MROCE_NAK_INV_REQ;		/* C9 */
+		goto seen;
+	}
 	switch (pi->opcode) {
 	case MROCE_OP_READ_REQ:
 		if (!qp->max_dest_rd_atomic ||
@@ -784,6 +906,7 @@ static int mroce_resp_record(struct mroce_qp *qp,
 		s->nak = nak;
 		break;
 	}
+seen:
 	set_bit(pi->psn % MROCE_WINDOW, qp->rq.seen);
 	return 0;
 }
@@ -797,7 +920,7 @@ static int mroce_resp_record(struct mroce_qp *qp,
 static bool mroce_resp_ack_due(const struct mroce_qp *qp,
 			       const struct mroce_pkt_info *pi, u32 epsn)
 {
-	return (pi->flags & (MROCE_F_ACK_REQ | MROCE_F_LAST)) || pi->rx_ce ||
+	return (pi->flags & MROCE_F_ACK_REQ) || pi->rx_ce ||
 	       qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
 				    MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY) ||
 	       mroce_psn_fwd(epsn, qp->rq.epsn) > 1;
@@ -847,6 +970,8 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		qp->rq.high = qp->rq.epsn;
 	if (mroce_resp_ack_due(qp, pi, epsn))
 		mroce_resp_ack(qp, pi, 0, 0, 0);
+	else if (pi->flags & MROCE_F_LAST)
+		mroce_resp_ack_later(qp, pi);
 out:
 	spin_unlock(&qp->rq.lock);
 	if (failed)

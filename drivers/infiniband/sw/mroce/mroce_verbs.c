@@ -51,8 +51,11 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->local_ca_ack_delay = 15;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_CHANGE_PHY_PORT;
+				 IB_DEVICE_CHANGE_PHY_PORT |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* fast registration, LOCAL_INV and SEND_WITH_INV: kernel ULPs */
+	attr->max_fast_reg_page_list_len = MROCE_MAX_FAST_REG_PAGES;
 	addrconf_addr_eui48((unsigned char *)&attr->sys_image_guid,
 			    mdev->ndev->dev_addr);
 	return 0;
@@ -188,6 +191,7 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_RX_OOO_PKTS].name = "rx_ooo_pkts",
 	[MROCE_CNT_RX_CE_PKTS].name = "rx_ce_pkts",
 	[MROCE_CNT_TX_ACKS].name = "tx_acks",
+	[MROCE_CNT_TX_ACKS_DELAYED].name = "tx_acks_delayed",
 	[MROCE_CNT_RX_ACKS].name = "rx_acks",
 	[MROCE_NAK_CNT(TX, PSN_SEQ_ERR)].name = "tx_naks_psn_seq_err",
 	[MROCE_NAK_CNT(TX, RNR)].name = "tx_naks_rnr",
@@ -218,6 +222,9 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_TX_RATE_HINTS].name = "tx_rate_hints",
 	[MROCE_CNT_RX_RATE_HINTS].name = "rx_rate_hints",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",
+	[MROCE_CNT_FAST_REG].name = "fast_reg",
+	[MROCE_CNT_LOCAL_INV].name = "local_inv",
+	[MROCE_CNT_RX_REMOTE_INV].name = "rx_remote_inv",
 };
 
 void mroce_counters_init(void)
@@ -367,6 +374,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.uverbs_abi_ver = MROCE_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
+	.alloc_mr = mroce_alloc_mr,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.create_ah = mroce_create_ah,
@@ -385,6 +393,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
+	.map_mr_sg = mroce_map_mr_sg,
 	.mmap = mroce_mmap,
 	.mmap_free = mroce_mmap_free,
 	.modify_qp = mroce_modify_qp,

@@ -87,6 +87,13 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 		.flags_ok = F_RT,
 		.props = MROCE_OPP_RESPONSE,
 	},
+	[MROCE_OP_SEND_INV] = {
+		.name = "SEND_WITH_INV", .hdr_len = MROCE_HLEN_SEND,
+		.off_dh = BH_LEN,
+		.flags_ok = F_AR | F_SE | F_FL | F_RT,
+		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_INV |
+			 MROCE_OPP_REQUEST | MROCE_OPP_MSG,
+	},
 	[MROCE_OP_ACK] = {
 		.name = "ACK", .hdr_len = MROCE_HLEN_ACK,
 		.off_kh = BH_LEN,
@@ -188,7 +195,7 @@ static u64 mroce_wire_decode_ext(const u8 *p,
 		info->imm = get_unaligned_be32(&dh->imm);
 		if (!(op->props & MROCE_OPP_RWQE))
 			rsv |= info->rq_seq;
-		if (!(op->props & MROCE_OPP_IMM))
+		if (!(op->props & (MROCE_OPP_IMM | MROCE_OPP_INV)))
 			rsv |= info->imm;
 	}
 	if (op->off_mh) {

@@ -278,6 +278,7 @@ enum mroce_opcode {
 	MROCE_OP_ATOMIC_CMP_SWP		= 0x07,
 	MROCE_OP_ATOMIC_FETCH_ADD	= 0x08,
 	MROCE_OP_ATOMIC_RESP		= 0x09,
+	MROCE_OP_SEND_INV		= 0x0a,	/* SEND_WITH_INV, v1.1 */
 	MROCE_OP_ACK			= 0x10,
 	MROCE_OP_NAK			= 0x11,
 	MROCE_OP_PROBE			= 0x12,
@@ -322,6 +323,7 @@ enum mroce_nak_code {
 #define MROCE_OPP_WRITE		BIT(8)	/* payload placed at MH's address */
 #define MROCE_OPP_READ		BIT(9)	/* READ request: answered with data */
 #define MROCE_OPP_ATOMIC	BIT(10)	/* ATOMIC request: executed once */
+#define MROCE_OPP_INV		BIT(11)	/* DH.imm: an rkey the responder invalidates */
 
 /* BH fields an opcode does not use: they are reserved, must be zero. */
 #define MROCE_BHZ_PSN		BIT(0)

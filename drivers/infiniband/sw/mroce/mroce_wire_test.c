@@ -48,6 +48,7 @@ static const struct spec_op spec_ops[] = {
 	{ 0x07, 64, SF_RT, false },					/* CMP_SWP */
 	{ 0x08, 64, SF_RT, false },					/* FETCH_ADD */
 	{ 0x09, 40, SF_RT, false },					/* ATOMIC_RESP */
+	{ 0x0a, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true },	/* SEND_INV */
 	{ 0x10, 88, 0, false },						/* ACK */
 	{ 0x11, 96, 0, false },						/* NAK */
 	{ 0x12, 32, 0, false },						/* PROBE */
@@ -190,6 +191,7 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 	switch (opcode) {
 	case MROCE_OP_SEND:
 	case MROCE_OP_SEND_IMM:
+	case MROCE_OP_SEND_INV:
 	case MROCE_OP_WRITE:
 	case MROCE_OP_WRITE_IMM:
 	case MROCE_OP_READ_RESP:
@@ -211,11 +213,14 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 		if (pi->offset + pi->payload_len == pi->msg_len)
 			pi->flags |= SF_LA;
 		if (opcode == MROCE_OP_SEND || opcode == MROCE_OP_SEND_IMM ||
-		    opcode == MROCE_OP_WRITE_IMM)
+		    opcode == MROCE_OP_SEND_INV || opcode == MROCE_OP_WRITE_IMM)
 			pi->rq_seq = rnd32(r);
-		if (opcode == MROCE_OP_SEND_IMM || opcode == MROCE_OP_WRITE_IMM)
+		/* SEND_INV: the rkey to invalidate travels in the imm field */
+		if (opcode == MROCE_OP_SEND_IMM || opcode == MROCE_OP_WRITE_IMM ||
+		    opcode == MROCE_OP_SEND_INV)
 			pi->imm = rnd32(r);
-		if (opcode != MROCE_OP_SEND && opcode != MROCE_OP_SEND_IMM) {
+		if (opcode != MROCE_OP_SEND && opcode != MROCE_OP_SEND_IMM &&
+		    opcode != MROCE_OP_SEND_INV) {
 			pi->va = rnd64(r) >> 1;
 			pi->rkey = rnd32(r);
 		}
@@ -540,6 +545,13 @@ static void mroce_wire_test_layout(struct kunit *test)
 			   MROCE_OPP_RWQE);
 	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_SEND_IMM)->props &
 			  MROCE_OPP_IMM);
+	/* SEND_WITH_INV: a SEND whose imm field is an rkey, no immediate */
+	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_SEND_INV)->props &
+			  MROCE_OPP_INV);
+	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_SEND_INV)->props &
+			  MROCE_OPP_RWQE);
+	KUNIT_EXPECT_FALSE(test, mroce_wire_opinfo(MROCE_OP_SEND_INV)->props &
+			   MROCE_OPP_IMM);
 	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_READ_RESP)->props &
 			  MROCE_OPP_RESPONSE);
 	KUNIT_EXPECT_TRUE(test, mroce_wire_opinfo(MROCE_OP_NAK)->props &
