@@ -259,7 +259,7 @@ enum {
 	OP_SEND = 0x01, OP_SEND_IMM = 0x02, OP_WRITE = 0x03,
 	OP_WRITE_IMM = 0x04, OP_READ_REQ = 0x05, OP_READ_RESP = 0x06,
 	OP_CMP_SWP = 0x07, OP_FETCH_ADD = 0x08, OP_ATOMIC_RESP = 0x09,
-	OP_ACK = 0x10, OP_NAK = 0x11, OP_PROBE = 0x12,
+	OP_SEND_INV = 0x0a, OP_ACK = 0x10, OP_NAK = 0x11, OP_PROBE = 0x12,
 	OP_UD_SEND = 0x20, OP_UD_SEND_IMM = 0x21,
 };
 
@@ -311,6 +311,10 @@ static const struct opd optab[] = {
 	  .flags_ok = F_RT, .props = O_REQ },
 	{ OP_ATOMIC_RESP, "ATOMIC_RESP", 40, .arh = 32, .flags_ok = F_RT,
 	  .props = O_RSP },
+	/* the DH imm field carries the rkey to invalidate: "in use" */
+	{ OP_SEND_INV, "SEND_WITH_INV", 48, .dh = 32,
+	  .flags_ok = F_AR | F_SE | F_FI | F_LA | F_RT,
+	  .props = O_PAY | O_RQ | O_IMM | O_REQ },
 	{ OP_ACK, "ACK", 88, .kh = 32, .unused = U_PSEQ | U_MSN },
 	{ OP_NAK, "NAK", 96, .kh = 32, .nkh = 88, .unused = U_PSEQ | U_MSN },
 	{ OP_PROBE, "PROBE", 32, .unused = U_PSN | U_MSN },
@@ -1673,6 +1677,7 @@ struct seen {
 };
 
 #define NSEEN		64
+#define NSEND		16
 
 static unsigned int pmtu(void);
 
@@ -1687,8 +1692,15 @@ static struct {
 	bool have_big_write;
 	struct seen read;		/* the last large READ request, outside holds */
 	bool have_read;
-	struct seen send;		/* the last SEND's last packet, outside holds */
-	bool have_send;
+	/*
+	 * Per pair (source address, destination QPN): the last packet of a
+	 * SEND or WRITE_WITH_IMM (each takes a receive WQE) with the highest
+	 * rq_seq seen outside holds.  A retransmission
+	 * counts: a SEND first sent during a hold was never delivered, and
+	 * its resend after the hold is the one that took the receive WQE.
+	 */
+	struct seen send[NSEND];
+	int nsend;
 	unsigned int pmtu;		/* learnt */
 	uint64_t pkts;
 } sn;
@@ -1747,6 +1759,39 @@ static void sniff_setup(void)
 }
 
 /*
+ * Remember the last packet of a message that took a receive WQE (a SEND,
+ * a WRITE_WITH_IMM) and reached its responder.  A first
+ * transmission is the newest of its pair; a retransmission only when it
+ * is ahead of what was seen (its first transmission was held), never an
+ * old message sent again.  The oldest pair makes room for a new one.
+ */
+static void send_seen(const struct seen *s)
+{
+	struct seen *e = NULL;
+	int i;
+
+	for (i = 0; i < sn.nsend; i++) {
+		if (addr_eq(&sn.send[i].src, &s->src) &&
+		    sn.send[i].k.dqpn == s->k.dqpn) {
+			e = &sn.send[i];
+			break;
+		}
+	}
+	if (e && (s->k.flags & F_RT) &&
+	    (int32_t)(s->k.rq_seq - e->k.rq_seq) <= 0)
+		return;
+	if (!e && sn.nsend < NSEND)
+		e = &sn.send[sn.nsend++];
+	if (!e) {
+		e = &sn.send[0];
+		for (i = 1; i < sn.nsend; i++)
+			if (sn.send[i].t < e->t)
+				e = &sn.send[i];
+	}
+	*e = *s;
+}
+
+/*
  * Read what was captured.  @keep: remember READ/ATOMIC requests (they
  * left while a hold was in place, so they were never delivered).
  */
@@ -1785,11 +1830,11 @@ static void sniff_drain(bool keep)
 			     s.k.op == OP_WRITE_IMM) && !(s.k.flags & F_LA) &&
 			    s.k.pay > sn.pmtu && s.k.pay <= MAX_PAYLOAD)
 				sn.pmtu = s.k.pay;
-			if ((s.k.op == OP_SEND || s.k.op == OP_SEND_IMM) &&
-			    (s.k.flags & F_LA) && !(s.k.flags & F_RT) && !keep) {
-				sn.send = s;
-				sn.have_send = true;
-			}
+			/* every message that takes a receive WQE */
+			if ((s.k.op == OP_SEND || s.k.op == OP_SEND_IMM ||
+			     s.k.op == OP_WRITE_IMM) &&
+			    (s.k.flags & F_LA) && !keep)
+				send_seen(&s);
 			if (s.k.op == OP_WRITE || s.k.op == OP_WRITE_IMM) {
 				if (s.k.msg_len) {
 					sn.write = s;
@@ -3329,22 +3374,35 @@ static bool write_pair(struct ctx *x, const struct qp *a, const struct qp *b,
 	return true;
 }
 
+/* The SEND of requester device @dev to QP @dqpn the sniffer last saw. */
+static const struct seen *send_of(int dev, uint32_t dqpn)
+{
+	int i;
+
+	for (i = 0; i < sn.nsend; i++)
+		if (dev_of_addr(&sn.send[i].src) == dev &&
+		    sn.send[i].k.dqpn == dqpn)
+			return &sn.send[i];
+	return NULL;
+}
+
 /*
  * A one-packet SEND at @epsn of responder @b, from @a's address, into
- * receive WQE rq_seq + 2 where rq_seq is the last SEND the sniffer saw
- * complete: the WQE after next (false if no SEND of this pair was seen).
+ * receive WQE rq_seq + 2 where rq_seq is that of the last message taking
+ * a receive WQE (SEND, WRITE_WITH_IMM) the sniffer saw complete: the WQE
+ * after next (false if no such message of this pair was seen).
  */
 static bool send_skip(struct ctx *x, const struct qp *a, const struct qp *b,
 		      uint32_t epsn)
 {
+	const struct seen *sd = send_of(a->dev, b->lqpn);
 	struct pkt k;
 
-	if (!sn.have_send || dev_of_addr(&sn.send.src) != a->dev ||
-	    sn.send.k.dqpn != b->lqpn)
+	if (!sd)
 		return false;
 	req_base(&k, OP_SEND, a, b, epsn);
-	k.msn = sn.send.k.msn + 1;
-	k.rq_seq = sn.send.k.rq_seq + 2;
+	k.msn = sd->k.msn + 1;
+	k.rq_seq = sd->k.rq_seq + 2;
 	k.offset = 0;
 	k.msg_len = k.pay = 16;
 	k.flags = F_FI | F_LA | F_AR;
@@ -3358,6 +3416,7 @@ static void case_req(struct ctx *x, int kind)
 				       OP_READ_REQ, OP_CMP_SWP, OP_FETCH_ADD,
 				       OP_SEND_IMM };
 	const bool c10 = kind >= Q_OVER_PMTU;
+	const bool sniffed = kind == Q_MSG_MISMATCH || kind == Q_WRONG_RWQE;
 	/*
 	 * C10: the responder fails the connection with a fatal NAK, and the
 	 * requester, if it has requests out, takes it and fails too.  One
@@ -3374,28 +3433,33 @@ static void case_req(struct ctx *x, int kind)
 
 	while (more(x)) {
 		ep_begin(&s0);
-		n = victims(&s0, v, c10 ? 1 : 8, false);
-		for (i = 0; i < n; i++) {
+		n = victims(&s0, v, c10 && !sniffed ? 1 : 8, false);
+		if (sniffed) {
+			/*
+			 * The one pair (either direction) whose last SEND or
+			 * large WRITE the sniffer saw: any other has no live
+			 * target, so it is no victim.
+			 */
+			for (i = 0; i < n; i++) {
+				uint32_t epsn = v[i].b->rq_psn;
+
+				if (kind == Q_WRONG_RWQE ?
+				    send_skip(x, v[i].a, v[i].b, epsn) :
+				    write_pair(x, v[i].a, v[i].b, epsn, pmtu()))
+					break;
+			}
+			if (i < n) {
+				v[0] = v[i];
+				x->eligible++;
+			}
+			n = i < n;
+		}
+		for (i = 0; i < n && !sniffed; i++) {
 			const struct qp *a = v[i].a, *b = v[i].b;
 			uint32_t epsn = b->rq_psn, pm = pmtu();
 			struct pkt k;
 
 			x->eligible++;
-			if (kind == Q_WRONG_RWQE) {
-				if (send_skip(x, a, b, epsn))
-					continue;
-				x->eligible--;
-				n = 0;
-				break;
-			}
-			if (kind == Q_MSG_MISMATCH) {
-				if (write_pair(x, a, b, epsn, pm))
-					continue;
-				/* no live target seen yet: no victim */
-				x->eligible--;
-				n = 0;
-				break;
-			}
 			if (c10) {
 				req_base(&k, OP_WRITE, a, b, epsn);
 				k.flags = F_AR;
