@@ -27,6 +27,7 @@
 #   unload_mroce               rmmod mroce if loaded
 #   on_exit CMD                run CMD (a string, eval'ed) when the test ends
 #   log MSG                    print "# MSG"
+#   gid_index DEV GID          index of GID in DEV's GID table; counter DEV NAME
 # Topology (from tools/guest/topo.sh): topo_pair, topo_star N, topo_clean,
 #   topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I; also in_h1 / in_h2 CMD...
 #   A spine-leaf fabric instead: . "$MROCE_TOP/tools/guest/fabric.sh", then
@@ -144,6 +145,14 @@ unload_mroce() {
 	[ -d /sys/module/mroce ] || return 0
 	echo "+ rmmod mroce"
 	rmmod mroce
+}
+
+# gid_index DEV GID: the index of GID (sysfs spelling) in DEV's port 1 table
+gid_index() {
+	for _f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		[ "$(cat "$_f")" = "$2" ] && { echo "${_f##*/}"; return 0; }
+	done
+	return 1
 }
 
 # counter DEV NAME: a port counter of DEV (rdma statistic)

@@ -24,14 +24,6 @@ need_cmd rdma dmesg
 KULP=$MROCE_TOP/tools/kulp/mroce_kulp.ko
 [ -f "$KULP" ] || fail "$KULP not built (make tools)"
 
-gid_index() {	# gid_index DEV GID
-	local f
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		[ "$(cat "$f")" = "$2" ] && { echo "${f##*/}"; return 0; }
-	done
-	return 1
-}
-
 kulp_loaded() { [ -d /sys/module/mroce_kulp ]; }
 
 # kulp_run DESC ITERS PARAM...: insmod mroce_kulp with PARAMs, check the
