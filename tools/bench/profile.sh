@@ -24,7 +24,8 @@
 #   send_bw_64    ib_send_bw -s 64 (message rate)
 #   write_lat_8   ib_write_lat -s 8 (latency)
 #
-# Environment: PROFILE_SECONDS (perftest -D, default 6), PROFILE_TOP
+# Environment: PROFILE_CC (the module's cc_algo, default its own default),
+# PROFILE_SECONDS (perftest -D, default 6), PROFILE_TOP
 # (symbols shown, default 40).
 set -euo pipefail
 
@@ -33,6 +34,7 @@ TOP=$(cd "$HERE/../.." && pwd -P)
 SCEN=${PROFILE_SCENARIOS:-write_bw_64k send_bw_64 write_lat_8}
 SECS=${PROFILE_SECONDS:-6}
 NTOP=${PROFILE_TOP:-40}
+CC=${PROFILE_CC:-}
 
 if [ "${1:-}" != --guest ]; then
 	[ -f "$TOP/drivers/infiniband/sw/mroce/mroce.ko" ] ||
@@ -40,6 +42,7 @@ if [ "${1:-}" != --guest ]; then
 	mkdir -p "$TOP/build/results"
 	exec "$TOP/tools/guest/mroce-vm" --env PROFILE_SCENARIOS="$SCEN" \
 		--env PROFILE_SECONDS="$SECS" --env PROFILE_TOP="$NTOP" \
+		--env PROFILE_CC="$CC" \
 		-- "$HERE/profile.sh" --guest
 fi
 
@@ -52,7 +55,7 @@ say() { echo "profile: $*"; }
 for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
 	modprobe "$m"
 done
-insmod "$TOP/drivers/infiniband/sw/mroce/mroce.ko"
+insmod "$TOP/drivers/infiniband/sw/mroce/mroce.ko" ${CC:+"cc_algo=$CC"}
 # shellcheck source=../guest/topo.sh
 . "$TOP/tools/guest/topo.sh"
 topo_pair
@@ -95,7 +98,7 @@ run() {	# NAME TOOL ARGS...: perftest server in h1, client in h2, profiled
 	wait "$ppid" || say "$name: client exit $?"
 	wait "$spid" || say "$name: server exit $?"
 	{
-		echo "# $name: $tool $*, mroce over veth, server CPU 0 (h1), client CPU 1 (h2)"
+		echo "# $name: $tool $*, mroce (cc ${CC:-default}) over veth, server CPU 0 (h1), client CPU 1 (h2)"
 		echo "# perftest (client):"
 		grep -E '^ *[0-9]' "$OUT/$name.client" | sed 's/^/#   /' || true
 		echo "# CPU time in the window, /proc/stat (percent of each CPU):"
