@@ -15,7 +15,8 @@
  * registration, after an invalidation, with the key of an earlier
  * registration, or past the end; no registration over a valid one; a
  * SEND_WITH_INV reports the key it invalidated, and one of a key that
- * is not valid fails the connection.
+ * is not valid fails the connection.  First, the transports the device
+ * does not offer (UC, XRC, raw packet) are refused with EOPNOTSUPP.
  *
  * Everything happens in module_init, with polled CQs: insmod succeeds
  * when every check passed and fails with -EIO otherwise (-ENODEV for no
@@ -324,6 +325,47 @@ static bool kf_all(struct kf *kf, u8 v)
 	return true;
 }
 
+/*
+ * UC and XRC are not offered (Documentation/mroce.rst, "Verbs not
+ * offered"): create_qp refuses them with EOPNOTSUPP, the device has no
+ * XRC domain, and its capabilities say so.
+ */
+static void kf_refused(struct kf *kf)
+{
+	static const struct {
+		enum ib_qp_type type;
+		const char *what;
+	} t[] = {
+		{ IB_QPT_UC, "create_qp(UC) is refused with EOPNOTSUPP" },
+		{ IB_QPT_XRC_INI, "create_qp(XRC_INI) is refused with EOPNOTSUPP" },
+		{ IB_QPT_RAW_PACKET, "create_qp(RAW_PACKET) is refused with EOPNOTSUPP" },
+	};
+	struct ib_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.send_cq = kf->a.cq, .recv_cq = kf->a.cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+	};
+	struct ib_xrcd *xrcd;
+	struct ib_qp *qp;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		qa.qp_type = t[i].type;
+		qp = ib_create_qp(kf->pd, &qa);
+		kf_check(kf, PTR_ERR_OR_ZERO(qp) == -EOPNOTSUPP, t[i].what);
+		if (!IS_ERR(qp))
+			ib_destroy_qp(qp);
+	}
+	xrcd = ib_alloc_xrcd_user(kf->ibdev, NULL, NULL);
+	kf_check(kf, PTR_ERR_OR_ZERO(xrcd) == -EOPNOTSUPP,
+		 "alloc_xrcd is refused with EOPNOTSUPP");
+	if (!IS_ERR(xrcd))
+		ib_dealloc_xrcd_user(xrcd, NULL);
+	kf_check(kf, !(kf->ibdev->attrs.device_cap_flags & IB_DEVICE_XRC),
+		 "the device claims no XRC");
+}
+
 static void kf_run(struct kf *kf)
 {
 	enum ib_wc_opcode op = 0;
@@ -332,6 +374,7 @@ static void kf_run(struct kf *kf)
 	u32 old_rkey;
 	int st, n;
 
+	kf_refused(kf);
 	/* allocation and mapping */
 	mr2 = ib_alloc_mr(kf->pd, IB_MR_TYPE_SG_GAPS, KF_PAGES);
 	kf_check(kf, IS_ERR(mr2), "alloc_mr(IB_MR_TYPE_SG_GAPS) is refused");

@@ -32,6 +32,10 @@ _Static_assert((int)IBV_WC_SEND == (int)IB_UVERBS_WC_SEND &&
 	       (int)IBV_WC_COMP_SWAP == (int)IB_UVERBS_WC_COMP_SWAP &&
 	       (int)IBV_WC_FETCH_ADD == (int)IB_UVERBS_WC_FETCH_ADD,
 	       "send completion opcodes are enum ib_uverbs_wc_opcode");
+/* each CQE flag is a bit of its own: a UD IPv6 receive is no WITH_INV */
+_Static_assert(__builtin_popcount(MROCE_CQE_WITH_IMM | MROCE_CQE_GRH |
+				  MROCE_CQE_NET_IPV6 | MROCE_CQE_WITH_INV) == 4,
+	       "CQE flags overlap");
 _Static_assert(IBV_WC_RECV == 128 && IBV_WC_RECV_RDMA_WITH_IMM == 129,
 	       "receive completion opcodes are IB_WC_RECV(_RDMA_WITH_IMM)");
 

@@ -140,10 +140,10 @@ struct mroce_recv_wqe {
 
 /* struct mroce_cqe.flags */
 #define MROCE_CQE_WITH_IMM	(1U << 0)	/* imm_data is valid */
-/* imm_data holds the rkey a SEND_WITH_INV invalidated (host order) */
-#define MROCE_CQE_WITH_INV	(1U << 2)
 #define MROCE_CQE_GRH		(1U << 1)	/* UD: a 40-byte GRH precedes the data */
 #define MROCE_CQE_NET_IPV6	(1U << 2)	/* UD: ... built from an IPv6 header */
+/* imm_data holds the rkey a SEND_WITH_INV invalidated (host order) */
+#define MROCE_CQE_WITH_INV	(1U << 3)
 
 /* Completion queue entry. */
 struct mroce_cqe {

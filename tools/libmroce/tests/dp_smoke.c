@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -448,15 +449,44 @@ static void test_refused(struct end *a)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_device_attr da;
+	struct ibv_xrcd *xrcd;
 	struct ibv_srq *srq;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp, *qp2;
 	struct ibv_mr *mr;
+	int i;
 
 	printf("# refused verbs\n");
 	errno = 0;
 	qp = ibv_create_qp(a->pd, &qa);
 	mtest_check(!qp && errno == EOPNOTSUPP, "UD QP: EOPNOTSUPP (%s)",
 		    strerror(errno));
+	/* not offered: Documentation/mroce.rst, "Verbs not offered" */
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr q2 = qa;
+
+		q2.qp_type = i ? IBV_QPT_XRC_SEND : IBV_QPT_UC;
+		errno = 0;
+		qp2 = ibv_create_qp(a->pd, &q2);
+		mtest_check(!qp2 && errno == EOPNOTSUPP, "%s QP: EOPNOTSUPP (%s)",
+			    i ? "XRC_SEND" : "UC", strerror(errno));
+		if (qp2)
+			ibv_destroy_qp(qp2);
+	}
+	errno = 0;
+	xrcd = ibv_open_xrcd(a->pd->context, &xa);
+	mtest_check(!xrcd && errno == EOPNOTSUPP, "open_xrcd: EOPNOTSUPP (%s)",
+		    strerror(errno));
+	if (xrcd)
+		ibv_close_xrcd(xrcd);
+	mtest_check(!ibv_query_device(a->pd->context, &da) &&
+		    !(da.device_cap_flags & IBV_DEVICE_XRC),
+		    "the device claims no XRC");
+	errno = 0;
 	srq = ibv_create_srq(a->pd, &sa);
 	mtest_check(!srq && errno == EOPNOTSUPP, "create_srq: EOPNOTSUPP (%s)",
 		    strerror(errno));

@@ -15,6 +15,13 @@
  *    fenced one waits for the READ's responses: until then only the
  *    responder's delayed ACK answers the first WRITE.  All complete in
  *    order; the caller reads the device's tx_acks_delayed.
+ * 4. A WQE that fails in the send queue stops it: STOP_ROUNDS times, on
+ *    a fresh pair, one post of a 48 KiB WRITE, a SEND whose SGE has an
+ *    lkey that does not exist and a valid SEND.  The WRITE completes,
+ *    the bad SEND with LOC_PROT_ERR, the last one with WR_FLUSH_ERR; the
+ *    last one never left (B's receives stay posted, B's memory holds no
+ *    byte of it), although ACKs for the WRITE arrive while the bad WQE
+ *    waits for the WRITE to complete.
  *
  *   loopback_qp DEV GID_INDEX burst
  *
@@ -44,6 +51,7 @@ struct ctx {
 #define FENCE_ROUNDS 16
 #define BURST_WRS 48
 #define BURST_ROUNDS 4
+#define STOP_ROUNDS 8
 #define ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 		IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -126,6 +134,61 @@ static void bursts(struct ctx *c, struct ibv_qp *a, uint64_t base,
 		    BURST_ROUNDS, BURST_WRS);
 	ok = !memcmp(c->buf, c->buf + 32768, 8 * BURST_WRS);
 	mtest_check(ok, "A->B: the burst's data in place");
+}
+
+/* Section 4: nothing after a failed WQE starts (see the header) */
+static bool stop_round(struct ctx *c, uint64_t base, uint32_t lkey,
+		       uint32_t rkey)
+{
+	struct ibv_sge sg[3] = {
+		{ (uintptr_t)c->buf, 49152, lkey },
+		{ (uintptr_t)c->buf + 100, 100, lkey ^ 0x5a5a00 },
+		{ (uintptr_t)c->buf + 200, 300, lkey },
+	};
+	struct ibv_send_wr wr[3] = {};
+	struct ibv_wc wc[8];
+	struct ibv_qp *a, *b;
+	int k, n, ok;
+
+	if (!connect_pair(c, &a, &b))
+		return false;
+	/* B's receives land in [57344, 61440), which A's WRITE leaves alone */
+	memset(c->buf + 57344, 0xee, 4096);
+	ok = !mtest_post_recv(b, 11, c->buf + 57344, 2048, lkey) &&
+	     !mtest_post_recv(b, 12, c->buf + 59392, 2048, lkey);
+	for (k = 0; k < 3; k++) {
+		wr[k].wr_id = (uint64_t)k + 1;
+		wr[k].sg_list = &sg[k];
+		wr[k].num_sge = 1;
+		wr[k].send_flags = IBV_SEND_SIGNALED;
+		wr[k].opcode = k ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
+		wr[k].next = k < 2 ? &wr[k + 1] : NULL;
+	}
+	/* [0, 48 KiB) onto itself: B's view of A's memory is the same MR */
+	wr[0].wr.rdma.remote_addr = base;
+	wr[0].wr.rdma.rkey = rkey;
+	ok = ok && !mtest_post_wr(a, wr);
+	n = ok ? mtest_poll(c->cq, wc, 3, 10000) : 0;
+	ok = n == 3 && wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS &&
+	     wc[1].wr_id == 2 && wc[1].status == IBV_WC_LOC_PROT_ERR &&
+	     wc[2].wr_id == 3 && wc[2].status == IBV_WC_WR_FLUSH_ERR;
+	if (!ok)
+		mtest_say("completions: %d; %s", n,
+			  n ? ibv_wc_status_str(wc[n - 1].status) : "-");
+	/* anything that left A would have completed one of B's receives */
+	mtest_sleep_us(200000);
+	n = ibv_poll_cq(c->cq, 8, wc);
+	if (n)
+		mtest_say("late completion: wr_id %llu %s on QP %u",
+			  (unsigned long long)wc[0].wr_id,
+			  ibv_wc_status_str(wc[0].status), wc[0].qp_num);
+	ok = ok && n == 0 && mtest_qp_state(b) == IBV_QPS_RTS;
+	for (k = 0; ok && k < 4096; k++)
+		ok = c->buf[57344 + k] == 0xee;
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	mtest_drain_cq(c->cq);
+	return ok;
 }
 
 int main(int argc, char **argv)
@@ -259,6 +322,13 @@ int main(int argc, char **argv)
 	if (i == FENCE_ROUNDS)
 		mtest_check(1, "A->B: %d x READ, WRITE, fenced WRITE complete in order",
 			    FENCE_ROUNDS);
+
+	/* 4. a failed WQE stops the send queue */
+	for (i = 0; i < STOP_ROUNDS && stop_round(&c, base, lkey, rkey); i++)
+		;
+	mtest_check(i == STOP_ROUNDS,
+		    "A->B: WRITE, SEND with a bad lkey, SEND: success, LOC_PROT_ERR, flushed; nothing sent after the failure (%d of %d rounds)",
+		    i, STOP_ROUNDS);
 
 	ibv_destroy_qp(self);
 	ibv_destroy_qp(a);

@@ -175,6 +175,10 @@ bool mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 	return true;
 }
 
+/* each CQE flag is a bit of its own: a UD IPv6 receive is no WITH_INV */
+static_assert(hweight32(MROCE_CQE_WITH_IMM | MROCE_CQE_GRH |
+			MROCE_CQE_NET_IPV6 | MROCE_CQE_WITH_INV) == 4);
+
 static void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ib_wc *wc,
 			    struct ib_qp *qp)
 {

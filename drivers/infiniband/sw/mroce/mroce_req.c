@@ -602,6 +602,17 @@ static int mroce_req_fetch_next(struct mroce_qp *qp)
 	u32 prod;
 
 again:
+	/*
+	 * A WQE that failed (when fetched, executed or sent) waits for the
+	 * ones before it to complete, then fails the QP; nothing after it
+	 * may start meanwhile, or a WQE the IBA says is flushed would reach
+	 * the peer.  A WQE found bad when fetched or executed is the newest
+	 * one; so is one that failed while being sent the first time.
+	 */
+	if (qp->sq.head != qp->sq.tail &&
+	    qp->sq.wqe[(qp->sq.head - 1) & qp->sq.ring.mask].status !=
+	    IB_WC_SUCCESS)
+		return 0;
 	prod = mroce_sq_poll(qp, &empty);
 	if (empty)
 		return 0;
