@@ -116,6 +116,12 @@ struct mroce_qp {
 	bool sq_sig_all;		/* every send WQE is signaled */
 };
 
+/* A shared receive queue: the process produces, the kernel consumes. */
+struct mroce_srq {
+	struct ibv_srq ibv_srq;
+	struct mroce_wq wq;
+};
+
 struct mroce_mr {
 	struct verbs_mr vmr;
 };
@@ -149,9 +155,15 @@ struct mroce_create_qp_full_resp {
 	struct mroce_create_qp_resp drv;
 };
 
+struct mroce_create_srq_full_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct mroce_create_srq_resp drv;
+};
+
 MROCE_ASSERT_NO_PADDING(struct mroce_create_cq_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_resize_cq_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_create_qp_full_resp);
+MROCE_ASSERT_NO_PADDING(struct mroce_create_srq_full_resp);
 _Static_assert(offsetof(struct mroce_create_qp_full_cmd, drv) ==
 	       sizeof(struct ibv_create_qp),
 	       "the driver part must follow the core command directly");
@@ -172,6 +184,11 @@ _Static_assert(sizeof(struct mroce_cqe) == 32, "CQE is 32 bytes");
 static inline struct mroce_device *to_mdev(struct ibv_device *ibdev)
 {
 	return container_of(verbs_get_device(ibdev), struct mroce_device, vdev);
+}
+
+static inline struct mroce_srq *to_msrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct mroce_srq, ibv_srq);
 }
 
 static inline struct mroce_context *to_mctx(struct ibv_context *ibctx)
@@ -281,6 +298,18 @@ int mroce_qp_check_resp(const struct ibv_qp_cap *cap,
 			const struct mroce_create_qp_resp *drv, bool has_rq);
 int mroce_sq_doorbell(struct ibv_qp *ibqp);
 int mroce_rq_doorbell(struct ibv_qp *ibqp);
+
+/* mroce_srq.c */
+struct ibv_srq *mroce_create_srq(struct ibv_pd *ibpd,
+				 struct ibv_srq_init_attr *attr);
+int mroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int mroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int mroce_destroy_srq(struct ibv_srq *ibsrq);
+int mroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+int mroce_wq_post_recv(struct mroce_wq *wq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr, unsigned int *posted);
 
 /* mroce_mr.c */
 struct ibv_mr *mroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,

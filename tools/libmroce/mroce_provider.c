@@ -60,7 +60,7 @@ static void mroce_free_context(struct ibv_context *ibctx)
 
 /*
  * Everything not listed is NULL on purpose: libibverbs then answers the
- * verb with EOPNOTSUPP (create_qp_ex, create_cq_ex, SRQ, reg_dmabuf_mr,
+ * verb with EOPNOTSUPP (create_qp_ex, create_cq_ex, XRC, reg_dmabuf_mr,
  * memory windows, ECE, ...).  See mroce.h.
  */
 static const struct verbs_context_ops mroce_ctx_ops = {
@@ -87,6 +87,13 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.destroy_qp = mroce_destroy_qp,
 	.post_send = mroce_post_send,
 	.post_recv = mroce_post_recv,
+
+	/* shared receive queues: mroce_srq.c */
+	.create_srq = mroce_create_srq,
+	.modify_srq = mroce_modify_srq,
+	.query_srq = mroce_query_srq,
+	.destroy_srq = mroce_destroy_srq,
+	.post_srq_recv = mroce_post_srq_recv,
 
 	/* memory regions: mroce_mr.c */
 	.reg_mr = mroce_reg_mr,

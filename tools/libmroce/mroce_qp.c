@@ -14,9 +14,10 @@
  * write() command with no work requests, has the kernel flush the new
  * receives with IBV_WC_WR_FLUSH_ERR.
  *
- * Not supported: SRQ (create_qp refuses attr->srq with EOPNOTSUPP) and UD
- * (not implemented here yet, although the send WQE has wr.ud: create_qp
- * refuses IBV_QPT_UD with EOPNOTSUPP).
+ * A QP created with an SRQ has no RQ ring (the kernel gives none; its
+ * receives are posted to the SRQ, mroce_srq.c), and post_recv on it fails
+ * with EINVAL.  Not supported: UD (not implemented here yet, although the
+ * send WQE has wr.ud: create_qp refuses IBV_QPT_UD with EOPNOTSUPP).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -132,7 +133,7 @@ struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 	int ret;
 
 	/* the kernel offers UD to kernel consumers only, and no UC */
-	if (attr->srq || attr->qp_type != IBV_QPT_RC) {
+	if (attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -154,16 +155,19 @@ struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 	/* The driver response is authoritative for inline data. */
 	attr->cap.max_inline_data = resp.drv.max_inline;
 
-	ret = mroce_qp_check_resp(&attr->cap, &resp.drv, true);
+	ret = mroce_qp_check_resp(&attr->cap, &resp.drv, !attr->srq);
 	if (ret)
 		goto err_destroy;
 
 	ret = mroce_ring_map(&qp->sq.ring, cmd_fd, &resp.drv.sq, 8, "SQ");
 	if (ret)
 		goto err_destroy;
-	ret = mroce_ring_map(&qp->rq.ring, cmd_fd, &resp.drv.rq, 8, "RQ");
-	if (ret)
-		goto err_unmap;
+	if (!attr->srq) {
+		ret = mroce_ring_map(&qp->rq.ring, cmd_fd, &resp.drv.rq, 8,
+				     "RQ");
+		if (ret)
+			goto err_unmap;
+	}
 
 	ret = pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
@@ -503,30 +507,22 @@ int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
  * Receive queue.
  */
 
-int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
+/*
+ * Write the receive WRs of @wr into @wq's ring, each published on its own
+ * (the kernel may take it at once); stops at the first that does not fit
+ * or is wrong, and returns 0, EINVAL or ENOMEM with *@bad_wr set.  Shared
+ * by a QP's RQ and an SRQ, whose rings have the same slots.
+ */
+int mroce_wq_post_recv(struct mroce_wq *wq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr, unsigned int *posted)
 {
-	struct mroce_qp *qp = to_mqp(ibqp);
-	struct mroce_ring *ring = &qp->rq.ring;
-	struct ibv_recv_wr *dummy;
+	struct mroce_ring *ring = &wq->ring;
 	uint32_t prod, cons;
-	unsigned int posted = 0;
 	int ret = 0;
 	int i;
 
-	if (!bad_wr)
-		bad_wr = &dummy;
-	*bad_wr = NULL;
-	if (!wr)
-		return 0;
-
-	/* Receives may be posted from INIT on, not in RESET (C10-97.2.1). */
-	if (ibqp->state == IBV_QPS_RESET || !ring->map) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-
-	pthread_spin_lock(&qp->rq.lock);
+	*posted = 0;
+	pthread_spin_lock(&wq->lock);
 	prod = mroce_load_relaxed(&ring->hdr->prod);
 	for (; wr; wr = wr->next) {
 		struct mroce_recv_wqe wqe = {};
@@ -534,7 +530,7 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		uint8_t *slot;
 
 		/* Zero SGEs is fine: a receive that takes no payload. */
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge) {
 			ret = EINVAL;
 			break;
 		}
@@ -557,18 +553,45 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			};
 
 		mroce_store_release(&ring->hdr->prod, ++prod);
-		posted++;
+		(*posted)++;
 	}
-	pthread_spin_unlock(&qp->rq.lock);
+	pthread_spin_unlock(&wq->lock);
 	if (ret)
 		*bad_wr = wr;
+	return ret;
+}
+
+int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct mroce_qp *qp = to_mqp(ibqp);
+	struct ibv_recv_wr *dummy;
+	unsigned int posted;
+	int ret;
+
+	if (!bad_wr)
+		bad_wr = &dummy;
+	*bad_wr = NULL;
+	if (!wr)
+		return 0;
+
+	/*
+	 * Receives may be posted from INIT on, not in RESET (C10-97.2.1);
+	 * a QP with an SRQ has no RQ (its receives go to the SRQ).
+	 */
+	if (ibqp->state == IBV_QPS_RESET || !qp->rq.ring.map) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	ret = mroce_wq_post_recv(&qp->rq, wr, bad_wr, &posted);
 
 	/*
 	 * Normally no system call: the kernel takes receive WQEs from the
 	 * ring when a message arrives.  In the error state it sets NEED_KICK
 	 * on the RQ and the doorbell makes it flush what we just posted.
 	 */
-	if (posted && mroce_ring_need_kick(ring)) {
+	if (posted && mroce_ring_need_kick(&qp->rq.ring)) {
 		int err = mroce_rq_doorbell(ibqp);
 
 		if (!ret)

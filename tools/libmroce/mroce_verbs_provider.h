@@ -440,6 +440,21 @@ struct ibv_modify_qp {
 	struct ib_uverbs_modify_qp core_payload;
 };
 
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core_payload;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core_payload;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core_payload;
+};
+
 struct ibv_reg_mr {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_reg_mr core_payload;
@@ -512,6 +527,24 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      size_t cmd_size);
 /* Waits for the QP's async events to be acknowledged, like destroy_cq. */
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * SRQ.  ibv_cmd_create_srq sets srq->context, handle and the events
+ * machinery, and overwrites attr->attr.max_wr/max_sge with what the
+ * kernel granted; destroy waits for the SRQ's async events.
+ */
+int ibv_cmd_create_srq(struct ibv_pd *pd,
+		       struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq,
+		       struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq,
+		      struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
 /*
  * MR.  Sets ibv_mr.handle/lkey/rkey/context, mr_type and access; the
@@ -610,6 +643,10 @@ MROCE_ASSERT_LAYOUT(sizeof(struct ibv_resize_cq) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_create_qp) == 64);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_qp) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_modify_qp) == 120);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_create_srq) == 40);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_modify_srq) == 24);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_srq) == 24);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_srq_resp) == 16);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_reg_mr) == 48);
 MROCE_ASSERT_LAYOUT(offsetof(struct ibv_reg_mr, core_payload.access_flags) == 44);
 MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_cq_resp) == 8);

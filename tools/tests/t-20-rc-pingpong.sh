@@ -6,14 +6,16 @@
 # mroce1, client in h2 on mroce2, RoCE v2 GID of the IPv4 address (-g),
 # 1 B, 4 KiB and 64 KiB messages, busy polling and CQ events (-e), the
 # received buffers validated (-c).  Both sides must exit 0 and report the
-# bytes and iterations exchanged.  MROCE_TEST_TRANSPORT=rxe runs the same
+# bytes and iterations exchanged.  Then ibv_srq_pingpong: 16 RC QPs on
+# each side whose receives all come from one shared receive queue
+# (polling and CQ events, buffers validated).  MROCE_TEST_TRANSPORT=rxe runs the same
 # against rdma_rxe (one device talking to itself, see rdma-lib.sh).
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=SCRIPTDIR/rdma-lib.sh
 . "$(dirname "$0")/rdma-lib.sh"
 
-need_cmd ibv_rc_pingpong timeout ss
+need_cmd ibv_rc_pingpong ibv_srq_pingpong timeout ss
 setup_rdma_pair
 
 port=18515
@@ -55,3 +57,32 @@ pingpong 65536 50
 pingpong 1 500 -e
 pingpong 4096 200 -e
 pingpong 65536 50 -e
+
+# srq_pingpong SIZE ITERS [-e]: 16 QPs per side on one SRQ
+srq_pingpong() {
+	local size=$1 iters=$2 what side f il n
+	local -a ev=()
+	[ -n "${3:-}" ] && ev=("$3")
+	what="ibv_srq_pingpong 16 QPs, $size B x $iters${3:+ with CQ events (-e)}"
+	port=$((port + 1))
+	run_pair "srq-pingpong-${size}B${3:+-events}" "$port" 120 \
+		ibv_srq_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" -q 16 \
+			-s "$size" -n "$iters" -c "${ev[@]}" -- \
+		ibv_srq_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -q 16 \
+			-s "$size" -n "$iters" -c "${ev[@]}" "$ADDR_S"
+	pair_ok "$what" || return 1
+	for side in server client; do
+		f=$SRV_OUT
+		[ "$side" = client ] && f=$CLI_OUT
+		il=$(grep -E '^[0-9]+ iters in ' "$f")
+		n=${il%% *}
+		check "$what: $side reports $iters iterations (${n:-none})" \
+			test "${n:-0}" -ge "$iters"
+		check_eq "$what: $side found no invalid data (-c)" "" \
+			"$(grep -i 'invalid data' "$f")"
+	done
+	log "RESULT $what: $(sed -n 's/^[0-9]* iters in [0-9.]* seconds = \([0-9.]*\) usec\/iter.*/\1 usec\/iter/p' "$CLI_OUT")"
+}
+
+srq_pingpong 4096 200
+srq_pingpong 1 500 -e

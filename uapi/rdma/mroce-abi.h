@@ -204,4 +204,12 @@ struct mroce_create_qp_resp {
 	__u32 reserved;
 };
 
+/*
+ * create_srq response: the SRQ's ring of struct mroce_recv_wqe, filled
+ * by the process (prod) and emptied by the kernel (cons).
+ */
+struct mroce_create_srq_resp {
+	struct mroce_ring_info srq;
+};
+
 #endif /* MROCE_ABI_USER_H */

@@ -11,7 +11,8 @@
  *
  * Checks SEND/RECV (SGE list, inline, immediate), RDMA WRITE (+IMM into a
  * receive with no SGE), READ, both atomics, CQ events, resize_cq with
- * completions pending, COUNT pipelined sends through the small rings, an
+ * completions pending, COUNT pipelined sends through the small rings, a
+ * shared receive queue (two QPs, the limit event, a failing QP), an
  * access error and the flush that follows, and the verbs mroce refuses.
  * One line per check and "N passed, N failed"; exit 0 only if all passed.
  */
@@ -441,6 +442,232 @@ static void test_errors(struct end *a, struct end *b)
 		    n);
 }
 
+/* The next async event of @ctx within @ms, acknowledged; false if none. */
+static bool next_async(struct ibv_context *ctx, int ms,
+		       struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int fl = fcntl(ctx->async_fd, F_GETFL);
+
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	if (poll(&pfd, 1, ms) != 1 || ibv_get_async_event(ctx, ev))
+		return false;
+	ibv_ack_async_event(ev);
+	return true;
+}
+
+/* An RC QP of @e whose receives come from @srq (RESET) */
+static struct ibv_qp *srq_qp(struct end *e, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = e->cq, .recv_cq = e->cq, .srq = srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = QP_WR, .max_send_sge = 2 },
+	};
+
+	return ibv_create_qp(e->pd, &qa);
+}
+
+static bool srq_connect(struct ibv_qp *qp, const struct end *e,
+			const struct end *peer, uint32_t dqpn)
+{
+	struct mtest_path p = {
+		.dest_qpn = dqpn, .rq_psn = 0x200, .sq_psn = 0x200,
+		.dgid = peer->gid, .sgid_index = (uint8_t)e->gid_index,
+		.port = 1, .mtu = IBV_MTU_1024, .rd_atomic = 4, .timeout = 14,
+		.retry_cnt = 7,
+	};
+
+	return !mtest_qp_init(qp, 1, IBV_ACCESS_REMOTE_WRITE) &&
+	       !mtest_qp_rtr(qp, &p) && !mtest_qp_rts(qp, &p);
+}
+
+#define SRQ_WRS 8
+#define SRQ_LIMIT 4
+#define SRQ_MSG 300		/* a message of 1 packet */
+#define SRQ_BIG 3000		/* and one of 3 packets */
+
+/*
+ * Shared receive queue on B: two QPs attached, fed by two QPs of A.
+ * Every message lands in some SRQ WQE whole; each B QP completes its
+ * messages in the order A sent them; the limit event fires once when a
+ * take leaves fewer WQEs than the limit; an attached QP that fails takes
+ * nothing more and reports LAST_WQE_REACHED, and the other QP still finds
+ * the WQEs it left; the SRQ cannot go while QPs use it.
+ */
+static void test_srq(struct end *a, struct end *b)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SRQ_WRS,
+						  .max_sge = 2 } };
+	struct ibv_qp *qa[2] = {}, *qb[2] = {};
+	unsigned int seen[SRQ_WRS] = {}, order_ok = 1, data_ok = 1;
+	struct ibv_qp_attr qattr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_srq_attr at = {};
+	struct ibv_wc wc[16];
+	uint32_t last_imm[2] = { 0, 0 };
+	struct ibv_srq *srq;
+	int i, k, n, got, ret;
+
+	printf("# shared receive queue\n");
+	srq = ibv_create_srq(b->pd, &sa);
+	if (!mtest_check(srq, "B: create_srq(%d WRs, 2 SGEs): %s", SRQ_WRS,
+			 srq ? "ok" : strerror(errno)))
+		return;
+	mtest_check(sa.attr.max_wr >= SRQ_WRS && sa.attr.max_sge >= 2,
+		    "B: SRQ granted %u WRs, %u SGEs", sa.attr.max_wr,
+		    sa.attr.max_sge);
+	mtest_check(!ibv_query_srq(srq, &at) && at.max_wr == sa.attr.max_wr &&
+		    at.max_sge == sa.attr.max_sge && at.srq_limit == 0,
+		    "B: query_srq: max_wr %u max_sge %u limit %u", at.max_wr,
+		    at.max_sge, at.srq_limit);
+	at.max_wr = 2 * sa.attr.max_wr;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_MAX_WR);
+	mtest_check(ret == EOPNOTSUPP, "B: resizing the SRQ: EOPNOTSUPP (%s)",
+		    strerror(ret));
+	at.srq_limit = sa.attr.max_wr + 1;
+	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
+	mtest_check(ret == EINVAL, "B: a limit above max_wr: EINVAL (%s)",
+		    strerror(ret));
+
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr qi = {
+			.send_cq = a->cq, .recv_cq = a->cq,
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = QP_WR, .max_recv_wr = 1,
+				 .max_send_sge = 2, .max_recv_sge = 1 },
+		};
+
+		qa[i] = ibv_create_qp(a->pd, &qi);
+		qb[i] = srq_qp(b, srq);
+	}
+	if (!mtest_check(qa[0] && qa[1] && qb[0] && qb[1],
+			 "two QP pairs, B's on the SRQ: %s", strerror(errno)))
+		goto out;
+	for (i = 0; i < 2; i++)
+		if (!mtest_check(srq_connect(qa[i], a, b, qb[i]->qp_num) &&
+				 srq_connect(qb[i], b, a, qa[i]->qp_num),
+				 "pair %d connects", i))
+			goto out;
+	mtest_check(mtest_post_recv(qb[0], 1, b->buf, 64, b->mr->lkey) == EINVAL,
+		    "B: post_recv on a QP with an SRQ: EINVAL");
+
+	/* receives [32 KiB + i * 4 KiB), wr_id 100 + i */
+	memset(b->buf + 32768, 0, SRQ_WRS * 4096);
+	for (i = 0; i < SRQ_WRS; i++) {
+		struct ibv_sge sg = { (uintptr_t)b->buf + 32768 + i * 4096,
+				      4096, b->mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sg,
+					  .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			break;
+	}
+	mtest_check(i == SRQ_WRS, "B: %d receives posted to the SRQ", i);
+	at.srq_limit = SRQ_LIMIT;
+	mtest_check(!ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT),
+		    "B: SRQ limit armed at %d", SRQ_LIMIT);
+
+	/* A: 3 messages on pair 0, 2 on pair 1, immediate = pair << 8 | k */
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < 2; i++) {
+			uint32_t len = k == 1 ? SRQ_BIG : SRQ_MSG;
+			uint32_t imm = (uint32_t)i << 8 | (uint32_t)k;
+
+			if (i == 1 && k == 2)
+				continue;
+			/* each message from its own 4 KiB of A's buffer */
+			fill(a->buf + (i * 3 + k) * 4096, len, imm);
+			ret = mtest_post_send(qa[i], imm, IBV_WR_SEND_WITH_IMM,
+					      a->buf + (i * 3 + k) * 4096, len,
+					      a->mr->lkey, 0, 0, imm);
+			if (ret)
+				mtest_fail("A: post_send %#x: %s", imm,
+					   strerror(ret));
+		}
+	}
+	got = 0;
+	for (n = 0; n < 20 && got < 10; n++) {
+		int m = mtest_poll(b->cq, wc, 1, TIMEOUT_MS);
+
+		if (m != 1)
+			break;
+		got++;
+		k = (int)wc[0].wr_id - 100;
+		if (k < 0 || k >= SRQ_WRS || seen[k]++ ||
+		    wc[0].status != IBV_WC_SUCCESS) {
+			print_wc("unexpected", &wc[0]);
+			data_ok = 0;
+			continue;
+		}
+		i = wc[0].qp_num == qb[1]->qp_num;
+		{
+			uint32_t imm = ntohl(wc[0].imm_data);
+			uint32_t len = (imm & 0xff) == 1 ? SRQ_BIG : SRQ_MSG;
+			uint8_t want[SRQ_BIG];
+
+			fill(want, len, imm);
+			if (imm >> 8 != (uint32_t)i || wc[0].byte_len != len ||
+			    memcmp(b->buf + 32768 + k * 4096, want, len))
+				data_ok = 0;
+			if ((imm & 0xff) != last_imm[i]++)
+				order_ok = 0;
+		}
+		if (got == 5)
+			break;
+	}
+	mtest_check(got == 5 && data_ok,
+		    "B: 5 messages of 2 QPs in 5 distinct SRQ WQEs, each whole (%d)",
+		    got);
+	mtest_check(order_ok, "B: each QP completes its messages in order");
+	n = mtest_poll(a->cq, wc, 5, TIMEOUT_MS);
+	mtest_check(n == 5, "A: 5 sends completed (%d)", n);
+	mtest_check(next_async(b->ctx, TIMEOUT_MS, &ev) &&
+		    ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+		    ev.element.srq == srq,
+		    "B: SRQ_LIMIT_REACHED once 3 < %d WQEs are left", SRQ_LIMIT);
+	mtest_check(!ibv_query_srq(srq, &at) && at.srq_limit == 0,
+		    "B: the limit is disarmed (%u)", at.srq_limit);
+
+	/* QP 0 of B fails: it had bound nothing, so nothing is flushed */
+	mtest_check(!ibv_modify_qp(qb[0], &qattr, IBV_QP_STATE),
+		    "B: QP 0 to ERR");
+	mtest_check(next_async(b->ctx, TIMEOUT_MS, &ev) &&
+		    ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		    ev.element.qp == qb[0],
+		    "B: QP 0 reports LAST_WQE_REACHED");
+	n = mtest_poll(b->cq, wc, 1, 200);
+	mtest_check(n == 0, "B: QP 0 flushed no SRQ WQE (%d)", n);
+	/* the 3 WQEs left serve QP 1 */
+	for (k = 0; k < 3; k++)
+		mtest_post_send(qa[1], 50 + k, IBV_WR_SEND, a->buf, 64,
+				a->mr->lkey, 0, 0, 0);
+	n = mtest_poll(b->cq, wc, 3, TIMEOUT_MS);
+	for (i = 0, ret = 0; i < n; i++)
+		ret += wc[i].status == IBV_WC_SUCCESS &&
+		       wc[i].qp_num == qb[1]->qp_num &&
+		       wc[i].wr_id >= 100 && wc[i].wr_id < 100 + SRQ_WRS &&
+		       !seen[wc[i].wr_id - 100]++;
+	mtest_check(ret == 3, "B: QP 1 takes the 3 WQEs QP 0 left (%d)", ret);
+	mtest_poll(a->cq, wc, 3, TIMEOUT_MS);
+
+	errno = 0;
+	ret = ibv_destroy_srq(srq);
+	mtest_check(ret == EBUSY, "B: destroy_srq with QPs attached: EBUSY (%s)",
+		    strerror(ret));
+out:
+	for (i = 0; i < 2; i++) {
+		if (qa[i])
+			ibv_destroy_qp(qa[i]);
+		if (qb[i])
+			ibv_destroy_qp(qb[i]);
+	}
+	mtest_drain_cq(a->cq);
+	mtest_drain_cq(b->cq);
+	mtest_check(!ibv_destroy_srq(srq), "B: destroy_srq");
+}
+
 static void test_refused(struct end *a)
 {
 	struct ibv_qp_init_attr qa = {
@@ -487,9 +714,20 @@ static void test_refused(struct end *a)
 		    !(da.device_cap_flags & IBV_DEVICE_XRC),
 		    "the device claims no XRC");
 	errno = 0;
+	sa.attr.max_wr = 0;
 	srq = ibv_create_srq(a->pd, &sa);
-	mtest_check(!srq && errno == EOPNOTSUPP, "create_srq: EOPNOTSUPP (%s)",
+	mtest_check(!srq && errno == EINVAL, "create_srq with max_wr 0: EINVAL (%s)",
 		    strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 9;
+	errno = 0;
+	srq = ibv_create_srq(a->pd, &sa);
+	mtest_check(!srq && errno == EINVAL, "create_srq with 9 SGEs: EINVAL (%s)",
+		    strerror(errno));
+	if (srq)
+		ibv_destroy_srq(srq);
 	errno = 0;
 	mr = ibv_reg_dmabuf_mr(a->pd, 0, 4096, 0, 0, IBV_ACCESS_LOCAL_WRITE);
 	mtest_check(!mr && errno == EOPNOTSUPP, "reg_dmabuf_mr: EOPNOTSUPP (%s)",
@@ -580,6 +818,7 @@ int main(int argc, char **argv)
 		test_rdma(&a, &b);
 		test_events_resize(&a, &b);
 		test_stream(&a, &b, count);
+		test_srq(&a, &b);
 		test_refused(&a);
 		test_cc_choice(&a);
 		test_errors(&a, &b);

@@ -15,6 +15,7 @@
  *     mroce_mr.c        memory regions, keys, copies in and out of them
  *     mroce_cq.c        completion queues
  *     mroce_qp.c        QPs, the state machine, kernel post_send/post_recv
+ *     mroce_srq.c       shared receive queues; binding their WQEs to QPs
  *     mroce_ah.c        address handles and address vectors
  *   packet I/O
  *     mroce_xport.[ch]  provider registry (soft UDP, NIC offload)
@@ -74,6 +75,8 @@
 #define MROCE_MAX_MR		0x40000
 #define MROCE_MAX_AH		0x10000
 #define MROCE_MAX_QP_WR		4096
+#define MROCE_MAX_SRQ		0x10000
+#define MROCE_MAX_SRQ_WR	4096
 #define MROCE_MAX_CQE		65536
 #define MROCE_MAX_SGE		8
 /* pages of one fast registration (max_fast_reg_page_list_len) */
@@ -202,6 +205,7 @@ enum mroce_pool_type {
 	MROCE_POOL_QP,
 	MROCE_POOL_MR,
 	MROCE_POOL_AH,
+	MROCE_POOL_SRQ,
 	MROCE_NUM_POOLS
 };
 
@@ -549,9 +553,18 @@ struct mroce_qp {
 	/* responder: under rq.lock */
 	struct {
 		spinlock_t lock;	/* responder, RQ ring */
-		struct mroce_ring ring;
-		struct mroce_rwqe *wqe;		/* one per ring slot */
+		struct mroce_ring ring;	/* with an SRQ: unused, 1 slot */
+		/*
+		 * The receive WQEs taken for rq_seq values, by rq_seq &
+		 * wqe_mask: one per ring slot, or, with an SRQ, one per
+		 * PSN of the window (a message takes at least one PSN), each
+		 * bound to an SRQ WQE when its message's first packet
+		 * arrives (mroce_srq_take()).
+		 */
+		struct mroce_rwqe *wqe;
+		u32 wqe_mask;
 		u32 max_sge;
+		bool last_wqe_reported;	/* with an SRQ: LAST_WQE_REACHED */
 		u32 epsn;		/* next expected PSN */
 		u32 high;		/* one past the highest PSN received */
 		unsigned long seen[BITS_TO_LONGS(MROCE_WINDOW)];
@@ -647,6 +660,28 @@ static inline bool mroce_qp_receives(const struct mroce_qp *qp)
 static inline struct mroce_cq *to_mcq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct mroce_cq, ibcq);
+}
+
+/*
+ * A shared receive queue.  The producer (post_srq_recv or the process)
+ * fills the ring; responders of the QPs attached take WQEs from it in
+ * ring order, each under the SRQ's lock, and copy them out at once: a
+ * slot is free for the producer as soon as it is taken.
+ */
+struct mroce_srq {
+	struct ib_srq ibsrq;
+	struct mroce_dev *mdev;
+	spinlock_t lock;	/* cons, limit; kernel producers' prod */
+	struct mroce_ring ring;
+	u32 cons;		/* the next WQE to take */
+	u32 max_sge;
+	u32 limit;		/* armed below this many WQEs; 0: not armed */
+	struct work_struct limit_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
+};
+
+static inline struct mroce_srq *to_msrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct mroce_srq, ibsrq);
 }
 
 static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
@@ -791,6 +826,18 @@ struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn);
 void mroce_qp_put(struct mroce_qp *qp);
 void mroce_qp_error(struct mroce_qp *qp);
 void mroce_qp_fail_async(struct mroce_qp *qp);
+
+/* mroce_srq.c */
+int mroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int mroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int mroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int mroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+bool mroce_srq_take(struct mroce_srq *srq, struct mroce_rwqe *rw,
+		    enum ib_wc_status *status);
 
 /* mroce_ah.c */
 int mroce_av_from_ah_attr(struct mroce_av *av, const struct rdma_ah_attr *ah);

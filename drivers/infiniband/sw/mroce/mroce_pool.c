@@ -24,6 +24,7 @@ static const struct {
 	/* lkey = index << 8 | generation */
 	[MROCE_POOL_MR] = { "mr", MROCE_MAX_MR, 1, (1U << 24) - 1 },
 	[MROCE_POOL_AH] = { "ah", MROCE_MAX_AH, 1, INT_MAX },
+	[MROCE_POOL_SRQ] = { "srq", MROCE_MAX_SRQ },
 };
 
 void mroce_pools_init(struct mroce_dev *mdev)

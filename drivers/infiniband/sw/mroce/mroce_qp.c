@@ -46,7 +46,9 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 {
 	struct ib_qp_cap *cap = &init->cap;
 	u32 sq_slots = roundup_pow_of_two(max(cap->max_send_wr, 1U));
-	u32 rq_slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	/* with an SRQ: a ring of one slot nobody fills, and no cap */
+	u32 rq_slots = init->srq ? 1 :
+		       roundup_pow_of_two(max(cap->max_recv_wr, 1U));
 	u32 sq_room = max_t(u32, max(cap->max_send_sge, 1U) *
 			    sizeof(struct mroce_sge), cap->max_inline_data);
 	u32 sq_stride = ALIGN(sizeof(struct mroce_send_wqe) + sq_room, 64);
@@ -57,21 +59,23 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 	qp->sq.max_sge = max(cap->max_send_sge, 1U);
 	qp->sq.max_inline = min_t(u32, sq_stride - sizeof(struct mroce_send_wqe),
 				  MROCE_MAX_INLINE);
-	qp->rq.max_sge = max(cap->max_recv_sge, 1U);
+	qp->rq.max_sge = init->srq ? 0 : max(cap->max_recv_sge, 1U);
 
 	err = mroce_ring_alloc(&qp->sq.ring, sq_slots, sq_stride, uctx,
 			       &resp->sq);
 	if (err)
 		return err;
-	err = mroce_ring_alloc(&qp->rq.ring, rq_slots, rq_stride, uctx,
-			       &resp->rq);
+	err = mroce_ring_alloc(&qp->rq.ring, rq_slots, rq_stride,
+			       init->srq ? NULL : uctx, &resp->rq);
 	if (err)
 		return err;
+	qp->rq.wqe_mask = init->srq ? MROCE_WINDOW - 1 : rq_slots - 1;
 	/* charged to the caller's memory cgroup, like its rings */
 	qp->sq.wqe = kvcalloc(sq_slots, sizeof(*qp->sq.wqe), GFP_KERNEL_ACCOUNT);
 	qp->sq.inline_buf = kvcalloc(sq_slots, qp->sq.max_inline,
 				     GFP_KERNEL_ACCOUNT);
-	qp->rq.wqe = kvcalloc(rq_slots, sizeof(*qp->rq.wqe), GFP_KERNEL_ACCOUNT);
+	qp->rq.wqe = kvcalloc(qp->rq.wqe_mask + 1, sizeof(*qp->rq.wqe),
+			      GFP_KERNEL_ACCOUNT);
 	qp->sq.slot_wqe = kvcalloc(MROCE_WINDOW, sizeof(*qp->sq.slot_wqe),
 				   GFP_KERNEL_ACCOUNT);
 	qp->sq.read_seen = kvcalloc(MROCE_WINDOW, sizeof(*qp->sq.read_seen),
@@ -83,7 +87,7 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 		return -ENOMEM;
 
 	cap->max_send_wr = sq_slots;
-	cap->max_recv_wr = rq_slots;
+	cap->max_recv_wr = init->srq ? 0 : rq_slots;
 	cap->max_send_sge = qp->sq.max_sge;
 	cap->max_recv_sge = qp->rq.max_sge;
 	cap->max_inline_data = qp->sq.max_inline;
@@ -217,6 +221,7 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.ring.hdr->prod = 0;
 	qp->rq.ring.hdr->cons = 0;
 	qp->rq.ring.hdr->flags = 0;
+	qp->rq.last_wqe_reported = false;
 }
 
 /* A fatal error found under the QP's locks: the QP fails from a work item. */
@@ -246,7 +251,9 @@ static int mroce_qp_check_init(struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (init->qp_type == IB_QPT_GSI && (udata || init->port_num != MROCE_PORT))
 		return -EINVAL;
-	if (init->srq || init->create_flags)
+	/* an SRQ serves RC QPs (UD with an SRQ is not offered) */
+	if (init->create_flags ||
+	    (init->srq && init->qp_type != IB_QPT_RC))
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
@@ -615,7 +622,7 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
 	attr->port_num = MROCE_PORT;
 	attr->cap.max_send_wr = qp->sq.ring.num_slots;
-	attr->cap.max_recv_wr = qp->rq.ring.num_slots;
+	attr->cap.max_recv_wr = ibqp->srq ? 0 : qp->rq.ring.num_slots;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
@@ -624,6 +631,7 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->qp_type = ibqp->qp_type;
+	init->srq = ibqp->srq;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
@@ -798,6 +806,10 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (qp->is_user) {
 		mroce_rq_flush(qp);
 		return 0;
+	}
+	if (ibqp->srq) {	/* receives go to the SRQ */
+		*bad_wr = wr;
+		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	prod = r->hdr->prod;

@@ -181,18 +181,43 @@ out:
 }
 
 /*
+ * With an SRQ: the WQE bound to @seq, or the SRQ's next one, bound now.
+ * The binding table covers the window: a message takes at least one PSN.
+ */
+static struct mroce_rwqe *mroce_rq_srq_wqe(struct mroce_qp *qp,
+					   struct mroce_rwqe *rw, u32 seq,
+					   enum ib_wc_status *status)
+{
+	if (seq - qp->rq.rq_done > qp->rq.wqe_mask)
+		return NULL;
+	if (rw->valid && rw->seq == seq)
+		return rw;
+	if (rw->valid)
+		mroce_sgl_release(rw->mr, rw->num_sge);
+	rw->valid = false;
+	if (!mroce_srq_take(to_msrq(qp->ibqp.srq), rw, status))
+		return NULL;
+	rw->seq = seq;
+	rw->valid = true;
+	return rw;
+}
+
+/*
  * Receive WQE @seq, copied out of the ring and resolved on first use.
  * NULL if the process has not posted it yet (receiver not ready).
  */
 static struct mroce_rwqe *mroce_rq_wqe(struct mroce_qp *qp, u32 seq,
 				       enum ib_wc_status *status)
 {
-	struct mroce_rwqe *rw = &qp->rq.wqe[seq & qp->rq.ring.mask];
-	/* pairs with the producer's release of prod */
-	u32 prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
+	struct mroce_rwqe *rw = &qp->rq.wqe[seq & qp->rq.wqe_mask];
 	const struct mroce_recv_wqe *w;
+	u32 prod;
 
 	*status = IB_WC_SUCCESS;
+	if (qp->ibqp.srq)
+		return mroce_rq_srq_wqe(qp, rw, seq, status);
+	/* pairs with the producer's release of prod */
+	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	if (seq - qp->rq.rq_done >= prod - qp->rq.rq_done ||
 	    seq - qp->rq.rq_done >= qp->rq.ring.num_slots)
 		return NULL;
@@ -263,14 +288,15 @@ static void mroce_rq_retire(struct mroce_qp *qp, struct mroce_rwqe *rw)
 		mroce_sgl_release(rw->mr, rw->num_sge);
 	rw->valid = false;
 	qp->rq.rq_done++;
-	mroce_ring_free_to(&qp->rq.ring, qp->rq.rq_done);
+	if (!qp->ibqp.srq)
+		mroce_ring_free_to(&qp->rq.ring, qp->rq.rq_done);
 }
 
 /* Complete receive WQE rq_done; the slot may be reused by the process. */
 static void mroce_rq_complete(struct mroce_qp *qp, const struct mroce_rslot *s,
 			      enum ib_wc_status status)
 {
-	struct mroce_rwqe *rw = &qp->rq.wqe[qp->rq.rq_done & qp->rq.ring.mask];
+	struct mroce_rwqe *rw = &qp->rq.wqe[qp->rq.rq_done & qp->rq.wqe_mask];
 	enum ib_wc_status st = IB_WC_SUCCESS;
 
 	if (!rw->valid || rw->seq != qp->rq.rq_done)
@@ -1051,8 +1077,35 @@ out:
  * one a fatal error failed.  Also the RQ doorbell of user QPs, which does
  * nothing unless the QP is in ERR.
  */
+/*
+ * With an SRQ: flush the WQEs this QP bound, in rq_seq order (those it
+ * did not take stay in the SRQ), and say whether LAST_WQE_REACHED is
+ * due: once per entry into ERR, after the last of them.
+ */
+static bool mroce_rq_flush_srq(struct mroce_qp *qp)
+{
+	u32 end = qp->rq.rq_done + qp->rq.wqe_mask + 1;
+	u32 seq;
+
+	for (seq = qp->rq.rq_done; seq != end; seq++) {
+		struct mroce_rwqe *rw = &qp->rq.wqe[seq & qp->rq.wqe_mask];
+
+		if (!rw->valid || rw->seq != seq)
+			continue;
+		mroce_sgl_release(rw->mr, rw->num_sge);
+		rw->valid = false;
+		mroce_rq_post_cqe(qp, rw, NULL, IB_WC_WR_FLUSH_ERR);
+	}
+	qp->rq.rq_done = end;
+	if (qp->rq.last_wqe_reported)
+		return false;
+	qp->rq.last_wqe_reported = true;
+	return true;
+}
+
 void mroce_rq_flush(struct mroce_qp *qp)
 {
+	bool last_wqe = false;
 	struct mroce_rslot *s;
 	unsigned long flags;
 	u32 prod;
@@ -1082,13 +1135,17 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	    (mroce_rslot_props(s) & MROCE_OPP_RWQE))
 		mroce_rq_complete(qp, s, qp->rq.fatal_nak == MROCE_NAK_INV_REQ ?
 				  IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+	if (qp->ibqp.srq) {
+		last_wqe = mroce_rq_flush_srq(qp);
+		goto out;
+	}
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&qp->rq.ring.hdr->prod);
 	if (prod - qp->rq.rq_done > qp->rq.ring.num_slots)
 		prod = qp->rq.rq_done + qp->rq.ring.num_slots;
 	while (qp->rq.rq_done != prod) {
 		struct mroce_rwqe *rw = &qp->rq.wqe[qp->rq.rq_done &
-						    qp->rq.ring.mask];
+						    qp->rq.wqe_mask];
 		const struct mroce_recv_wqe *w =
 			mroce_ring_slot(&qp->rq.ring, qp->rq.rq_done);
 
@@ -1102,6 +1159,15 @@ void mroce_rq_flush(struct mroce_qp *qp)
 	}
 out:
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (last_wqe && qp->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = IB_EVENT_QP_LAST_WQE_REACHED,
+		};
+
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
 }
 
 /* Destroy or reset: drop the references of resolved receive WQEs. */
@@ -1111,7 +1177,7 @@ void mroce_rq_release(struct mroce_qp *qp)
 
 	if (!qp->rq.wqe)
 		return;
-	for (i = 0; i < qp->rq.ring.num_slots; i++) {
+	for (i = 0; i <= qp->rq.wqe_mask; i++) {
 		struct mroce_rwqe *rw = &qp->rq.wqe[i];
 
 		if (rw->valid)

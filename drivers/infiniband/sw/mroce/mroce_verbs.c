@@ -43,6 +43,9 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_cqe = MROCE_MAX_CQE;
 	attr->max_mr = MROCE_MAX_MR;
 	attr->max_ah = MROCE_MAX_AH;
+	attr->max_srq = MROCE_MAX_SRQ;
+	attr->max_srq_wr = MROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = MROCE_MAX_SGE;
 	attr->max_qp_rd_atom = MROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = MROCE_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = MROCE_MAX_RD_ATOMIC * MROCE_MAX_QP;
@@ -380,6 +383,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.create_ah = mroce_create_ah,
 	.create_cq = mroce_create_cq,
 	.create_qp = mroce_create_qp,
+	.create_srq = mroce_create_srq,
 	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_pd = mroce_dealloc_pd,
@@ -389,6 +393,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.destroy_ah = mroce_destroy_ah,
 	.destroy_cq = mroce_destroy_cq,
 	.destroy_qp = mroce_destroy_qp,
+	.destroy_srq = mroce_destroy_srq,
 	.get_dma_mr = mroce_get_dma_mr,
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
@@ -397,13 +402,16 @@ const struct ib_device_ops mroce_dev_ops = {
 	.mmap = mroce_mmap,
 	.mmap_free = mroce_mmap_free,
 	.modify_qp = mroce_modify_qp,
+	.modify_srq = mroce_modify_srq,
 	.poll_cq = mroce_poll_cq,
 	.post_recv = mroce_post_recv,
 	.post_send = mroce_post_send,
+	.post_srq_recv = mroce_post_srq_recv,
 	.query_device = mroce_query_device,
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
 	.query_qp = mroce_query_qp,
+	.query_srq = mroce_query_srq,
 	.fill_res_qp_entry = mroce_fill_res_qp_entry,
 	.reg_user_mr = mroce_reg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
@@ -413,5 +421,6 @@ const struct ib_device_ops mroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
 };
