@@ -128,6 +128,12 @@ struct mroce_mr {
 
 struct mroce_ah {
 	struct ibv_ah ibv_ah;
+	uint32_t ah_num;		/* what a UD send WQE names it by */
+};
+
+struct mroce_create_ah_full_resp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct mroce_create_ah_resp drv;
 };
 
 /* create_qp's command: the core part, then the driver's (udata input) */
@@ -164,6 +170,7 @@ MROCE_ASSERT_NO_PADDING(struct mroce_create_cq_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_resize_cq_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_create_qp_full_resp);
 MROCE_ASSERT_NO_PADDING(struct mroce_create_srq_full_resp);
+MROCE_ASSERT_NO_PADDING(struct mroce_create_ah_full_resp);
 _Static_assert(offsetof(struct mroce_create_qp_full_cmd, drv) ==
 	       sizeof(struct ibv_create_qp),
 	       "the driver part must follow the core command directly");

@@ -61,6 +61,9 @@ void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ibv_wc *wc)
 		wc->invalidated_rkey = cqe->imm_data;	/* host order */
 		wc->wc_flags |= IBV_WC_WITH_INV;
 	}
+	/* UD: a 40-byte GRH, built from the IP header, precedes the data */
+	if (cqe->flags & MROCE_CQE_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
 }
 
 /*

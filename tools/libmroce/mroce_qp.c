@@ -16,8 +16,9 @@
  *
  * A QP created with an SRQ has no RQ ring (the kernel gives none; its
  * receives are posted to the SRQ, mroce_srq.c), and post_recv on it fails
- * with EINVAL.  Not supported: UD (not implemented here yet, although the
- * send WQE has wr.ud: create_qp refuses IBV_QPT_UD with EOPNOTSUPP).
+ * with EINVAL.  UD QPs use the same rings: a send WQE names its address
+ * handle by the number the kernel gave it (wr.ud.ah_num), and a receive
+ * gets the 40-byte GRH the kernel builds from the IP header first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -132,8 +133,8 @@ struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 	struct mroce_qp *qp;
 	int ret;
 
-	/* the kernel offers UD to kernel consumers only, and no UC */
-	if (attr->qp_type != IBV_QPT_RC) {
+	/* RC and UD (no UC, no XRC: Documentation/mroce.rst) */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -251,6 +252,12 @@ static int mroce_check_send_wr(const struct mroce_qp *qp,
 	uint64_t len = 0;
 	int i;
 
+	/* UD: datagrams only, each to the address handle it names */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD &&
+	    ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+	     !wr->wr.ud.ah || wr->wr.ud.ah->pd != qp->vqp.qp.pd))
+		return EINVAL;
+
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -286,7 +293,7 @@ static int mroce_check_send_wr(const struct mroce_qp *qp,
 
 /* Encode a validated WR into a slot (at least header + payload bytes). */
 static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
-				 bool sig_all, uint32_t inline_len)
+				 bool sig_all, bool ud, uint32_t inline_len)
 {
 	uint8_t *payload = (uint8_t *)slot + MROCE_SEND_WQE_HDR;
 	struct mroce_send_wqe wqe;
@@ -327,6 +334,12 @@ static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
 		break;
 	default:
 		break;
+	}
+	if (ud) {
+		/* the kernel finds the AH by number, in the QP's PD */
+		wqe.wr.ud.ah_num = to_mah(wr->wr.ud.ah)->ah_num;
+		wqe.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		wqe.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	}
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
@@ -484,7 +497,8 @@ int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		}
 		mroce_write_send_wqe(mroce_ring_slot(ring, prod), wr,
-				     qp->sq_sig_all, inline_len);
+				     qp->sq_sig_all,
+				     ibqp->qp_type == IBV_QPT_UD, inline_len);
 		/* Publish each WQE: the kernel may already be working. */
 		mroce_store_release(&ring->hdr->prod, ++prod);
 		posted++;

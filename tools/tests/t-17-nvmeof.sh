@@ -23,6 +23,10 @@
 # ctrl_loss_tmo, fails the outstanding I/O and gives up cleanly (no hang,
 # no kernel warning), and the host disconnects.
 #
+# Last, nvmet-rdma again with use_srq=1: the target posts its command
+# buffers to shared receive queues (ib_create_srq, ib_post_srq_recv) that
+# all its queue pairs draw from, and the host's writes verify through it.
+#
 # MROCE_NVMF_SIZE (MiB, default 64) sets how much fio writes and verifies.
 # MROCE_NVMF_LINK=rxe runs the same scenario on rdma_rxe instead, for a
 # side-by-side figure (not a benchmark: the same guest, one run).
@@ -217,3 +221,26 @@ trouble=$(dmesg | tail -n +$((before + 1)) |
 	grep -E 'WARNING:|BUG:|Oops|general protection|INFO: task .* blocked' || true)
 check_eq "no kernel warning, oops or hung task while the port went away" "" \
 	"$trouble"
+
+# 5. the target on shared receive queues (nvmet_rdma use_srq=1)
+target_down
+if rmmod nvmet_rdma 2>/dev/null && modprobe nvmet_rdma use_srq=1; then
+	check_match "nvmet_rdma use_srq=1" "^Y$" \
+		"$(cat /sys/module/nvmet_rdma/parameters/use_srq)"
+	require "nvmet-rdma port on $ADDR:4420 (SRQ)" target_up
+	require "nvme connect to the SRQ target" nvmf_connect
+	res=$(rdma resource show 2>/dev/null | grep -w mroce-nv)
+	log "resources: $res"
+	check "the target created SRQs ($res)" \
+		test "$(printf '%s\n' "$res" | sed -n 's/.* srq \([0-9]*\).*/\1/p')" -gt 0
+	check "fio: 16 MiB random writes 4k-128k, qd 16, crc32c verify, SRQ target" \
+		fio_job srq-verify --rw=randwrite --bsrange=4k-128k --iodepth=16 \
+		--size=16M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--randseed=1702
+	log "srq-verify: $(fio_figure srq-verify)"
+	check "nvme disconnect (SRQ target)" nvme disconnect -n "$NQN"
+	target_down
+	rmmod nvmet_rdma
+else
+	check "nvmet_rdma reloaded with use_srq=1" false
+fi

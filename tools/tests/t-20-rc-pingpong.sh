@@ -8,14 +8,16 @@
 # received buffers validated (-c).  Both sides must exit 0 and report the
 # bytes and iterations exchanged.  Then ibv_srq_pingpong: 16 RC QPs on
 # each side whose receives all come from one shared receive queue
-# (polling and CQ events, buffers validated).  MROCE_TEST_TRANSPORT=rxe runs the same
+# (polling and CQ events, buffers validated); and ibv_ud_pingpong: UD
+# QPs and address handles created by the provider, datagrams of up to
+# the port MTU behind their GRH.  MROCE_TEST_TRANSPORT=rxe runs the same
 # against rdma_rxe (one device talking to itself, see rdma-lib.sh).
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=SCRIPTDIR/rdma-lib.sh
 . "$(dirname "$0")/rdma-lib.sh"
 
-need_cmd ibv_rc_pingpong ibv_srq_pingpong timeout ss
+need_cmd ibv_rc_pingpong ibv_srq_pingpong ibv_ud_pingpong timeout ss
 setup_rdma_pair
 
 port=18515
@@ -86,3 +88,32 @@ srq_pingpong() {
 
 srq_pingpong 4096 200
 srq_pingpong 1 500 -e
+
+# ud_pingpong SIZE ITERS [-e]: UD datagrams (SIZE <= the port MTU, 1024)
+ud_pingpong() {
+	local size=$1 iters=$2 what side f il n
+	local -a ev=()
+	[ -n "${3:-}" ] && ev=("$3")
+	what="ibv_ud_pingpong $size B x $iters${3:+ with CQ events (-e)}"
+	port=$((port + 1))
+	run_pair "ud-pingpong-${size}B${3:+-events}" "$port" 120 \
+		ibv_ud_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" \
+			-s "$size" -n "$iters" -c "${ev[@]}" -- \
+		ibv_ud_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" \
+			-s "$size" -n "$iters" -c "${ev[@]}" "$ADDR_S"
+	pair_ok "$what" || return 1
+	for side in server client; do
+		f=$SRV_OUT
+		[ "$side" = client ] && f=$CLI_OUT
+		il=$(grep -E '^[0-9]+ iters in ' "$f")
+		n=${il%% *}
+		check "$what: $side reports $iters iterations (${n:-none})" \
+			test "${n:-0}" -eq "$iters"
+		check_eq "$what: $side found no invalid data (-c)" "" \
+			"$(grep -i 'invalid data' "$f")"
+	done
+	log "RESULT $what: $(sed -n 's/^[0-9]* iters in [0-9.]* seconds = \([0-9.]*\) usec\/iter.*/\1 usec\/iter/p' "$CLI_OUT")"
+}
+
+ud_pingpong 1024 500
+ud_pingpong 64 500 -e

@@ -2,7 +2,7 @@
 /*
  * dp_smoke - data path between two mroce devices, in one process.
  *
- * usage: dp_smoke DEV_A DEV_B [COUNT]
+ * usage: dp_smoke DEV_A DEV_B [COUNT [ud]]
  *
  * RDMA devices are visible from every network namespace, so one process
  * can open both ends (e.g. mroce1 on h1's veth1 and mroce2 on h2's veth2)
@@ -12,7 +12,8 @@
  * Checks SEND/RECV (SGE list, inline, immediate), RDMA WRITE (+IMM into a
  * receive with no SGE), READ, both atomics, CQ events, resize_cq with
  * completions pending, COUNT pipelined sends through the small rings, a
- * shared receive queue (two QPs, the limit event, a failing QP), an
+ * shared receive queue (two QPs, the limit event, a failing QP), UD
+ * through address handles (GRH, Q_Keys, CAP_NET_RAW), an
  * access error and the flush that follows, and the verbs mroce refuses.
  * One line per check and "N passed, N failed"; exit 0 only if all passed.
  */
@@ -668,6 +669,180 @@ out:
 	mtest_check(!ibv_destroy_srq(srq), "B: destroy_srq");
 }
 
+/* Does this process hold CAP_NET_RAW (bit 13 of CapEff)? */
+static bool have_net_raw(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return eff & (1ULL << 13);
+}
+
+#define UD_QKEY 0x1234
+#define UD_LEN 1000
+#define UD_GRH 40
+
+/* A UD QP of @e, in RTS, Q_Key UD_QKEY */
+static struct ibv_qp *ud_qp(struct end *e)
+{
+	struct ibv_qp_init_attr qi = {
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qkey = UD_QKEY };
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &qi);
+
+	if (!qp)
+		return NULL;
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		goto err;
+	at.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE))
+		goto err;
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 0x77;
+	if (ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		goto err;
+	return qp;
+err:
+	ibv_destroy_qp(qp);
+	return NULL;
+}
+
+/* Post a UD send of @len bytes from @a's buffer through @ah to @dqpn */
+static int ud_send(struct end *a, struct ibv_qp *qp, struct ibv_ah *ah,
+		   uint32_t dqpn, uint32_t qkey, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sg = { (uintptr_t)a->buf, len, a->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(0xabc0 + (uint32_t)id),
+	};
+	struct ibv_send_wr *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = dqpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * UD from userspace: datagrams through address handles created here,
+ * received behind the 40-byte GRH, the Q_Key checked (a WR's Q_Key with
+ * the top bit set means the QP's), an AH of another PD refused, and a
+ * controlled Q_Key refused without CAP_NET_RAW.
+ */
+static void test_ud(struct end *a, struct end *b)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = b->gid, .sgid_index = (uint8_t)a->gid_index,
+			 .hop_limit = 64 },
+	};
+	struct ibv_qp_attr at = { .qkey = 0x80010000 };
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_ah *ah = NULL, *ah2 = NULL;
+	struct ibv_pd *pd2 = NULL;
+	uint8_t *rbuf = b->buf + 40960;
+	struct ibv_wc wc[2];
+	bool cap = have_net_raw();
+	int i, n, ret;
+
+	printf("# UD from userspace\n");
+	qa = ud_qp(a);
+	qb = ud_qp(b);
+	ah = ibv_create_ah(a->pd, &aa);
+	if (!mtest_check(qa && qb && ah, "UD QPs in RTS and an AH to B: %s",
+			 strerror(errno)))
+		goto out;
+	for (i = 0; i < 3; i++)
+		mtest_post_recv(qb, 200 + i, rbuf + i * 2048, UD_GRH + UD_LEN,
+				b->mr->lkey);
+	fill(a->buf, UD_LEN, 0x5d);
+	memset(rbuf, 0, 3 * 2048);
+	mtest_check(!ud_send(a, qa, ah, qb->qp_num, UD_QKEY, UD_LEN, 1),
+		    "A: UD send posted");
+	n = mtest_poll(a->cq, wc, 1, TIMEOUT_MS);
+	mtest_check(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 1,
+		    "A: UD send completed");
+	n = mtest_poll(b->cq, wc, 1, TIMEOUT_MS);
+	if (n == 1)
+		print_wc("B's UD receive", &wc[0]);
+	mtest_check(n == 1 && wc[0].status == IBV_WC_SUCCESS &&
+		    wc[0].opcode == IBV_WC_RECV && wc[0].wr_id == 200 &&
+		    wc[0].byte_len == UD_GRH + UD_LEN &&
+		    (wc[0].wc_flags & IBV_WC_GRH) &&
+		    (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+		    ntohl(wc[0].imm_data) == 0xabc1 &&
+		    wc[0].src_qp == qa->qp_num,
+		    "B: RECV of %u bytes behind the GRH, immediate, source QP",
+		    UD_LEN);
+	mtest_check(!memcmp(rbuf + UD_GRH, a->buf, UD_LEN),
+		    "B: the datagram's data after the GRH");
+	mtest_check(n == 1 && !memcmp(rbuf + 20 + 12, &a->gid.raw[12], 4),
+		    "B: the GRH holds A's IPv4 source address");
+
+	/* a wrong Q_Key is dropped; a WR Q_Key with the top bit: the QP's */
+	mtest_check(!ud_send(a, qa, ah, qb->qp_num, 0x9999, UD_LEN, 2),
+		    "A: UD send with the wrong Q_Key posted");
+	mtest_poll(a->cq, wc, 1, TIMEOUT_MS);
+	n = mtest_poll(b->cq, wc, 1, 300);
+	mtest_check(n == 0, "B: the datagram with the wrong Q_Key is dropped (%d)",
+		    n);
+	mtest_check(!ud_send(a, qa, ah, qb->qp_num, 0x80000000, UD_LEN, 3),
+		    "A: UD send with Q_Key 0x80000000 (the QP's) posted");
+	mtest_poll(a->cq, wc, 1, TIMEOUT_MS);
+	n = mtest_poll(b->cq, wc, 1, TIMEOUT_MS);
+	mtest_check(n == 1 && wc[0].status == IBV_WC_SUCCESS &&
+		    ntohl(wc[0].imm_data) == 0xabc3,
+		    "B: ... delivered with the sender QP's Q_Key");
+
+	/* an AH of another PD */
+	pd2 = ibv_alloc_pd(a->ctx);
+	ah2 = pd2 ? ibv_create_ah(pd2, &aa) : NULL;
+	if (ah2) {
+		ret = ud_send(a, qa, ah2, qb->qp_num, UD_QKEY, UD_LEN, 4);
+		mtest_check(ret == EINVAL, "A: UD send through another PD's AH: EINVAL (%s)",
+			    strerror(ret));
+	} else {
+		mtest_fail("AH in a second PD: %s", strerror(errno));
+	}
+
+	/* a controlled Q_Key needs CAP_NET_RAW */
+	ret = ibv_modify_qp(qa, &at, IBV_QP_QKEY);
+	if (cap)
+		mtest_check(!ret, "A: Q_Key 0x80010000 with CAP_NET_RAW (%s)",
+			    strerror(ret));
+	else
+		mtest_check(ret == EPERM,
+			    "A: Q_Key 0x80010000 without CAP_NET_RAW: EPERM (%s)",
+			    strerror(ret));
+out:
+	if (ah2)
+		ibv_destroy_ah(ah2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (qa)
+		ibv_destroy_qp(qa);
+	if (qb)
+		ibv_destroy_qp(qb);
+	mtest_drain_cq(a->cq);
+	mtest_drain_cq(b->cq);
+}
+
 static void test_refused(struct end *a)
 {
 	struct ibv_qp_init_attr qa = {
@@ -689,9 +864,11 @@ static void test_refused(struct end *a)
 
 	printf("# refused verbs\n");
 	errno = 0;
+	qa.qp_type = IBV_QPT_RAW_PACKET;
 	qp = ibv_create_qp(a->pd, &qa);
-	mtest_check(!qp && errno == EOPNOTSUPP, "UD QP: EOPNOTSUPP (%s)",
+	mtest_check(!qp && errno == EOPNOTSUPP, "RAW_PACKET QP: EOPNOTSUPP (%s)",
 		    strerror(errno));
+	qa.qp_type = IBV_QPT_UD;
 	/* not offered: Documentation/mroce.rst, "Verbs not offered" */
 	for (i = 0; i < 2; i++) {
 		struct ibv_qp_init_attr q2 = qa;
@@ -805,15 +982,20 @@ int main(int argc, char **argv)
 
 	mtest_init("dp_smoke", 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEV_A DEV_B [COUNT]\n", argv[0]);
+		fprintf(stderr, "usage: %s DEV_A DEV_B [COUNT [ud]]\n", argv[0]);
 		return 2;
 	}
 	a.name = argv[1];
 	b.name = argv[2];
 	count = argc > 3 ? atoi(argv[3]) : 1000;
 
-	if (setup_end(&a) && setup_end(&b) && connect_qp(&a, &b) &&
-	    connect_qp(&b, &a)) {
+	/* "ud": only the UD section (t-15 runs it without CAP_NET_RAW too) */
+	if (argc > 4 && !strcmp(argv[4], "ud")) {
+		if (setup_end(&a) && setup_end(&b))
+			test_ud(&a, &b);
+	} else if (setup_end(&a) && setup_end(&b) && connect_qp(&a, &b) &&
+		   connect_qp(&b, &a)) {
+		test_ud(&a, &b);
 		test_send(&a, &b);
 		test_rdma(&a, &b);
 		test_events_resize(&a, &b);

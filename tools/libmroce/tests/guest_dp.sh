@@ -14,7 +14,7 @@
 # kernel log at the end.  Uses tools/tests/lib.sh for the bookkeeping.
 . "$(dirname "$0")/../../tests/lib.sh"
 
-need_cmd rdma ibv_rc_pingpong
+need_cmd rdma ibv_rc_pingpong setpriv
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
 SYS=/sys/class/infiniband
 HERE=$MROCE_TOP/tools/libmroce/tests
@@ -41,6 +41,10 @@ check "GID ::ffff:192.0.2.1 on mroce1 (index $g1)" test -n "$g1"
 check "GID ::ffff:192.0.2.2 on mroce2 (index $g2)" test -n "$g2"
 
 check "dp_smoke mroce1 mroce2" timeout 120 "$HERE/dp_smoke" mroce1 mroce2 "$COUNT"
+# the UD section again without CAP_NET_RAW: a controlled Q_Key is refused
+check "dp_smoke UD without CAP_NET_RAW" timeout 60 \
+	setpriv --bounding-set=-net_raw --inh-caps=-net_raw \
+	"$HERE/dp_smoke" mroce1 mroce2 1 ud
 
 # ibv_rc_pingpong: server in h1, client in h2 (TCP for the exchange).
 log "ibv_rc_pingpong -d mroce1 -g $g1 (server, h1)"

@@ -569,6 +569,14 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
+	/*
+	 * A controlled Q_Key (top bit set, IBA 10.2.5: the GSI's
+	 * 0x80010000 among them) lets a UD QP send what only privileged
+	 * consumers may: a process needs CAP_NET_RAW for one.
+	 */
+	if (udata && (mask & IB_QP_QKEY) && (attr->qkey & 0x80000000) &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
 	/* the responder's ATOMIC result cache, allocated where we may sleep */
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && !READ_ONCE(qp->rq.atomic_res)) {
 		res = kcalloc(MROCE_MAX_RD_ATOMIC, sizeof(*res),
