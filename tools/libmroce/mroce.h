@@ -96,9 +96,13 @@ struct mroce_ring {
 };
 
 struct mroce_cq {
-	struct ibv_cq ibv_cq;
-	pthread_spinlock_t lock;	/* poll_cq, resize_cq */
+	union {
+		struct ibv_cq ibv_cq;
+		struct ibv_cq_ex cq_ex;	/* ibv_create_cq_ex (mroce_cq_ex.c) */
+	};
+	pthread_spinlock_t lock;	/* poll_cq, resize_cq, start..end_poll */
 	struct mroce_ring ring;		/* kernel produces, we consume */
+	struct ibv_wc cur;		/* extended polling: the current CQE */
 };
 
 /* A work queue: the process produces, the kernel consumes. */
@@ -114,6 +118,15 @@ struct mroce_qp {
 	struct mroce_wq sq;
 	struct mroce_wq rq;		/* ring.map NULL: the QP has none */
 	bool sq_sig_all;		/* every send WQE is signaled */
+	/*
+	 * The ibv_wr_* builders (mroce_qp_ex.c), between wr_start and
+	 * wr_complete/wr_abort, under sq.lock: WQEs are written into slots
+	 * from wr_prod on and published together by wr_complete.
+	 */
+	uint32_t wr_prod;
+	uint32_t wr_count;		/* WQEs begun */
+	int wr_err;			/* the first builder error */
+	struct mroce_send_wqe *wr_cur;	/* the WQE being built, or NULL */
 };
 
 /* A shared receive queue: the process produces, the kernel consumes. */
@@ -289,6 +302,15 @@ int mroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ibv_wc *wc);
 int mroce_cq_poll_ring(struct mroce_ring *ring, int ne, struct ibv_wc *wc);
 
+/* mroce_cq_ex.c */
+struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr);
+int mroce_cq_take(struct mroce_ring *ring, struct ibv_wc *wc);
+
+/* mroce_qp_ex.c */
+struct ibv_qp *mroce_create_qp_ex(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr);
+
 /* mroce_qp.c */
 struct ibv_qp *mroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr);
@@ -304,6 +326,7 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int mroce_qp_check_resp(const struct ibv_qp_cap *cap,
 			const struct mroce_create_qp_resp *drv, bool has_rq);
 int mroce_sq_doorbell(struct ibv_qp *ibqp);
+bool mroce_ring_need_kick(const struct mroce_ring *ring);
 int mroce_rq_doorbell(struct ibv_qp *ibqp);
 
 /* mroce_srq.c */
@@ -321,6 +344,8 @@ int mroce_wq_post_recv(struct mroce_wq *wq, struct ibv_recv_wr *wr,
 /* mroce_mr.c */
 struct ibv_mr *mroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
+int mroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 int mroce_dereg_mr(struct verbs_mr *vmr);
 
 /* mroce_ah.c */

@@ -11,6 +11,10 @@
  * the kernel does not advertise IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS,
  * and the kernel driver ignores the ones it does not implement.
  *
+ * rereg_mr (ibv_rereg_mr: new translation, access or PD) asks the kernel,
+ * which registers the region anew: the MR gets new keys, and what used the
+ * old ones fails from then on.
+ *
  * reg_dmabuf_mr stays NULL: ibv_reg_dmabuf_mr() fails with EOPNOTSUPP.
  */
 #include <errno.h>
@@ -41,6 +45,19 @@ struct ibv_mr *mroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	}
 
 	return &mr->vmr.ibv_mr;
+}
+
+int mroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct ibv_rereg_mr cmd = {};
+
+	if (ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
+			     (uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
+			     &resp, sizeof(resp)))
+		return IBV_REREG_MR_ERR_CMD;
+	return 0;
 }
 
 int mroce_dereg_mr(struct verbs_mr *vmr)

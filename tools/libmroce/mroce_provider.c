@@ -75,6 +75,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 
 	/* completion queues: mroce_cq.c */
 	.create_cq = mroce_create_cq,
+	.create_cq_ex = mroce_create_cq_ex,
 	.destroy_cq = mroce_destroy_cq,
 	.poll_cq = mroce_poll_cq,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
@@ -82,6 +83,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 
 	/* queue pairs and their data path: mroce_qp.c */
 	.create_qp = mroce_create_qp,
+	.create_qp_ex = mroce_create_qp_ex,
 	.query_qp = mroce_query_qp,
 	.modify_qp = mroce_modify_qp,
 	.destroy_qp = mroce_destroy_qp,
@@ -97,6 +99,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 
 	/* memory regions: mroce_mr.c */
 	.reg_mr = mroce_reg_mr,
+	.rereg_mr = mroce_rereg_mr,
 	.dereg_mr = mroce_dereg_mr,
 
 	/* address handles: mroce_ah.c */

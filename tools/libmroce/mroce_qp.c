@@ -451,7 +451,7 @@ int mroce_rq_doorbell(struct ibv_qp *ibqp)
  * either it sees the new WQEs or we see its flag (a Dekker-style
  * handshake).
  */
-static bool mroce_ring_need_kick(const struct mroce_ring *ring)
+bool mroce_ring_need_kick(const struct mroce_ring *ring)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	return mroce_load_relaxed(&ring->hdr->flags) & MROCE_RING_F_NEED_KICK;

@@ -90,10 +90,14 @@ static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
 
 /*
  * Every QP libibverbs sees is a verbs_qp: ibv_qp_to_qp_ex() reads
- * comp_mask behind the ibv_qp.  A provider that never sets VERBS_QP_EX in
- * comp_mask (mroce: zero, so ibv_qp_to_qp_ex() returns NULL) must still
- * reserve the space.
+ * comp_mask behind the ibv_qp, and returns &qp_ex only when VERBS_QP_EX
+ * is set (mroce: QPs made by create_qp_ex, whose ibv_wr_* ops are set).
  */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;
@@ -440,6 +444,11 @@ struct ibv_modify_qp {
 	struct ib_uverbs_modify_qp core_payload;
 };
 
+struct ibv_rereg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_rereg_mr core_payload;
+};
+
 struct ibv_create_srq {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_srq core_payload;
@@ -556,6 +565,12 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+/* Sets the new lkey and rkey in vmr; libibverbs updates pd, addr, length. */
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 
 /* AH.  Sets ah->handle and ah->context (the generic code also sets pd). */
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
@@ -643,6 +658,8 @@ MROCE_ASSERT_LAYOUT(sizeof(struct ibv_resize_cq) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_create_qp) == 64);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_qp) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_modify_qp) == 120);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_rereg_mr) == 56);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_rereg_mr_resp) == 8);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_create_srq) == 40);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_modify_srq) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_srq) == 24);

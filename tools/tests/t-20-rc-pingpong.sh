@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# timeout: 300
+# timeout: 600
 #
 # ibv_rc_pingpong (rdma-core) over the RC data path: server in h1 on
 # mroce1, client in h2 on mroce2, RoCE v2 GID of the IPv4 address (-g),
 # 1 B, 4 KiB and 64 KiB messages, busy polling and CQ events (-e), the
 # received buffers validated (-c).  Both sides must exit 0 and report the
-# bytes and iterations exchanged.  Then ibv_srq_pingpong: 16 RC QPs on
+# bytes and iterations exchanged; -N posts through the extended QP's
+# ibv_wr_* API.  Then ibv_srq_pingpong: 16 RC QPs on
 # each side whose receives all come from one shared receive queue
 # (polling and CQ events, buffers validated); and ibv_ud_pingpong: UD
 # QPs and address handles created by the provider, datagrams of up to
@@ -27,9 +28,13 @@ pingpong() {
 	local size=$1 iters=$2 what side f want bl il
 	local -a ev=()
 	[ -n "${3:-}" ] && ev=("$3")
-	what="ibv_rc_pingpong $size B x $iters${3:+ with CQ events (-e)}"
+	case ${3:-} in
+	-e) what="ibv_rc_pingpong $size B x $iters with CQ events (-e)" ;;
+	-N) what="ibv_rc_pingpong $size B x $iters through ibv_create_qp_ex and ibv_wr_* (-N)" ;;
+	*) what="ibv_rc_pingpong $size B x $iters" ;;
+	esac
 	port=$((port + 1))
-	run_pair "pingpong-${size}B${3:+-events}" "$port" 90 \
+	run_pair "pingpong-${size}B${3:+-${3#-}}" "$port" 90 \
 		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" \
 			-s "$size" -n "$iters" -c "${ev[@]}" -- \
 		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" \
@@ -59,6 +64,7 @@ pingpong 65536 50
 pingpong 1 500 -e
 pingpong 4096 200 -e
 pingpong 65536 50 -e
+pingpong 4096 200 -N
 
 # srq_pingpong SIZE ITERS [-e]: 16 QPs per side on one SRQ
 srq_pingpong() {

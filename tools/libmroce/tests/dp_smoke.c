@@ -13,7 +13,8 @@
  * receive with no SGE), READ, both atomics, CQ events, resize_cq with
  * completions pending, COUNT pipelined sends through the small rings, a
  * shared receive queue (two QPs, the limit event, a failing QP), UD
- * through address handles (GRH, Q_Keys, CAP_NET_RAW), an
+ * through address handles (GRH, Q_Keys, CAP_NET_RAW), extended CQs and
+ * QPs (start/next/end_poll, the ibv_wr_* API), rereg_mr, an
  * access error and the flush that follows, and the verbs mroce refuses.
  * One line per check and "N passed, N failed"; exit 0 only if all passed.
  */
@@ -669,6 +670,291 @@ out:
 	mtest_check(!ibv_destroy_srq(srq), "B: destroy_srq");
 }
 
+/* Up to @n completions of @cq through start/next/end_poll, within @ms */
+static int poll_ex(struct ibv_cq_ex *cq, struct ibv_wc *wc, int n, int ms)
+{
+	struct ibv_poll_cq_attr pa = {};
+	double end = mtest_now() + ms / 1000.0;
+	int got = 0, ret;
+
+	while (got < n && mtest_now() < end) {
+		ret = ibv_start_poll(cq, &pa);
+		if (ret == ENOENT)
+			continue;
+		if (ret)
+			break;
+		do {
+			struct ibv_wc *w = &wc[got++];
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = cq->wr_id;
+			w->status = cq->status;
+			w->opcode = ibv_wc_read_opcode(cq);
+			w->byte_len = ibv_wc_read_byte_len(cq);
+			w->wc_flags = ibv_wc_read_wc_flags(cq);
+			w->qp_num = ibv_wc_read_qp_num(cq);
+			w->src_qp = ibv_wc_read_src_qp(cq);
+			if (w->wc_flags & IBV_WC_WITH_IMM)
+				w->imm_data = ibv_wc_read_imm_data(cq);
+			if (w->wc_flags & IBV_WC_WITH_INV)
+				w->invalidated_rkey =
+					ibv_wc_read_invalidated_rkey(cq);
+		} while (got < n && !ibv_next_poll(cq));
+		ibv_end_poll(cq);
+	}
+	return got;
+}
+
+/*
+ * Extended verbs: a CQ made by ibv_create_cq_ex read with start/next/end
+ * poll and the ibv_wc_read_* accessors, a QP made by ibv_create_qp_ex
+ * posting through ibv_wr_* (WRITE, SEND_WITH_IMM with inline data, READ,
+ * FETCH_ADD in one batch), a batch that fails (too many SGEs, the SQ
+ * overrun) or is aborted posting nothing, and the attributes refused.
+ */
+static void test_ex(struct end *a, struct end *b)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 32, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+			IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+			IBV_WC_EX_WITH_SRC_QP,
+	};
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_RC, .pd = a->pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+			IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 2,
+			 .max_recv_sge = 1, .max_inline_data = 64 },
+	};
+	struct ibv_qp_cap bcap = { .max_send_wr = 4, .max_recv_wr = 8,
+				   .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_cq_ex *cqa = NULL, *cqb = NULL, *bad;
+	struct ibv_qp *qpa = NULL, *qpb = NULL, *q2;
+	struct ibv_sge sg[3];
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc[12];
+	uint64_t *word = (uint64_t *)(b->buf + 8192);
+	uint8_t inl[64];
+	int i, n, ret, ok;
+
+	printf("# extended verbs\n");
+	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	bad = ibv_create_cq_ex(a->ctx, &ca);
+	mtest_check(!bad && errno == EOPNOTSUPP,
+		    "create_cq_ex with completion timestamps: EOPNOTSUPP (%s)",
+		    strerror(errno));
+	if (bad)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(bad));
+	ca.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	cqa = ibv_create_cq_ex(a->ctx, &ca);
+	cqb = ibv_create_cq_ex(b->ctx, &ca);
+	if (!mtest_check(cqa && cqb, "create_cq_ex on A and B: %s",
+			 strerror(errno)))
+		goto out;
+
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cqa);
+	qa.send_ops_flags |= IBV_QP_EX_WITH_LOCAL_INV;
+	errno = 0;
+	q2 = ibv_create_qp_ex(a->ctx, &qa);
+	mtest_check(!q2 && errno == EOPNOTSUPP,
+		    "create_qp_ex with LOCAL_INV from userspace: EOPNOTSUPP (%s)",
+		    strerror(errno));
+	if (q2)
+		ibv_destroy_qp(q2);
+	qa.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_LOCAL_INV;
+	qpa = ibv_create_qp_ex(a->ctx, &qa);
+	qpb = mtest_create_rc_qp(b->pd, ibv_cq_ex_to_cq(cqb),
+				 ibv_cq_ex_to_cq(cqb), &bcap);
+	if (!mtest_check(qpa && qpb, "create_qp_ex on A: %s", strerror(errno)))
+		goto out;
+	x = ibv_qp_to_qp_ex(qpa);
+	mtest_check(x && !ibv_qp_to_qp_ex(qpb),
+		    "ibv_qp_to_qp_ex: the extended QP has the wr ops, the other none");
+	{
+		struct mtest_path p = {
+			.dest_qpn = qpb->qp_num, .rq_psn = 0x300, .sq_psn = 0x300,
+			.dgid = b->gid, .sgid_index = (uint8_t)a->gid_index,
+			.port = 1, .mtu = IBV_MTU_1024, .rd_atomic = 4,
+			.timeout = 14, .retry_cnt = 7,
+		};
+		int acc = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC;
+
+		ok = !mtest_qp_init(qpa, 1, acc) && !mtest_qp_rtr(qpa, &p) &&
+		     !mtest_qp_rts(qpa, &p);
+		p.dest_qpn = qpa->qp_num;
+		p.dgid = a->gid;
+		p.sgid_index = (uint8_t)b->gid_index;
+		ok = ok && !mtest_qp_init(qpb, 1, acc) &&
+		     !mtest_qp_rtr(qpb, &p) && !mtest_qp_rts(qpb, &p);
+	}
+	if (!mtest_check(ok && x, "the extended QP pair connects"))
+		goto out;
+
+	fill(a->buf, 4096, 0x21);
+	fill(inl, sizeof(inl), 0x42);
+	memset(b->buf, 0, 8192);
+	*word = 1000;
+	mtest_post_recv(qpb, 77, b->buf + 4096, 256, b->mr->lkey);
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, b->mr->rkey, (uintptr_t)b->buf);
+	sg[0] = (struct ibv_sge){ (uintptr_t)a->buf, 1500, a->mr->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)a->buf + 1500, 2596, a->mr->lkey };
+	ibv_wr_set_sge_list(x, 2, sg);
+	x->wr_id = 2;
+	ibv_wr_send_imm(x, htonl(0x5151));
+	ibv_wr_set_inline_data(x, inl, sizeof(inl));
+	x->wr_id = 3;
+	ibv_wr_rdma_read(x, b->mr->rkey, (uintptr_t)b->buf);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 16384, 4096);
+	x->wr_id = 4;
+	ibv_wr_atomic_fetch_add(x, b->mr->rkey, (uintptr_t)word, 5);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf + 24576, 8);
+	ret = ibv_wr_complete(x);
+	mtest_check(!ret, "A: ibv_wr_complete of 4 WRs: %s", strerror(ret));
+	n = poll_ex(cqa, wc, 4, TIMEOUT_MS);
+	ok = n == 4;
+	for (i = 0; ok && i < 4; i++)
+		ok = wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].wr_id == (uint64_t)i + 1 && wc[i].qp_num == qpa->qp_num;
+	mtest_check(ok, "A: 4 completions, in order, through start/next/end_poll (%d)",
+		    n);
+	mtest_check(ok && wc[0].opcode == IBV_WC_RDMA_WRITE &&
+		    wc[1].opcode == IBV_WC_SEND &&
+		    wc[2].opcode == IBV_WC_RDMA_READ && wc[2].byte_len == 4096 &&
+		    wc[3].opcode == IBV_WC_FETCH_ADD,
+		    "A: opcodes WRITE, SEND, READ (4096 bytes), FETCH_ADD");
+	mtest_check(!memcmp(b->buf, a->buf, 4096) &&
+		    !memcmp(a->buf + 16384, a->buf, 4096),
+		    "the WRITE's two SGEs landed, the READ brought them back");
+	mtest_check(*word == 1005 && *(uint64_t *)(a->buf + 24576) == 1000,
+		    "FETCH_ADD: remote 1000 -> 1005, the old value returned");
+	n = poll_ex(cqb, wc, 1, TIMEOUT_MS);
+	mtest_check(n == 1 && wc[0].status == IBV_WC_SUCCESS &&
+		    wc[0].opcode == IBV_WC_RECV && wc[0].wr_id == 77 &&
+		    wc[0].byte_len == sizeof(inl) &&
+		    (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+		    ntohl(wc[0].imm_data) == 0x5151 &&
+		    wc[0].qp_num == qpb->qp_num &&
+		    !memcmp(b->buf + 4096, inl, sizeof(inl)),
+		    "B: the inline SEND_WITH_IMM, read through ibv_wc_read_*");
+
+	/* a batch with one bad WR posts nothing; so does wr_abort */
+	ibv_wr_start(x);
+	x->wr_id = 10;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 16);
+	x->wr_id = 11;
+	ibv_wr_send(x);
+	sg[2] = sg[1];
+	ibv_wr_set_sge_list(x, 3, sg);
+	ret = ibv_wr_complete(x);
+	mtest_check(ret == EINVAL, "A: a batch with 3 SGEs (of 2): EINVAL (%s)",
+		    strerror(ret));
+	ibv_wr_start(x);
+	x->wr_id = 12;
+	ibv_wr_send(x);
+	ibv_wr_abort(x);
+	ibv_wr_start(x);
+	for (i = 0; i < 9; i++) {
+		x->wr_id = 20 + i;
+		ibv_wr_send(x);
+	}
+	ret = ibv_wr_complete(x);
+	mtest_check(ret == ENOMEM, "A: 9 WRs into an SQ of 8: ENOMEM (%s)",
+		    strerror(ret));
+	n = poll_ex(cqa, wc, 1, 300);
+	mtest_check(n == 0, "A: nothing of the failed or aborted batches was posted (%d)",
+		    n);
+	/* and the QP still works */
+	ibv_wr_start(x);
+	x->wr_id = 30;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, a->mr->lkey, (uintptr_t)a->buf, 16);
+	ret = ibv_wr_complete(x);
+	mtest_post_recv(qpb, 78, b->buf + 4096, 256, b->mr->lkey);
+	n = poll_ex(cqa, wc, 1, TIMEOUT_MS);
+	mtest_check(!ret && n == 1 && wc[0].wr_id == 30 &&
+		    wc[0].status == IBV_WC_SUCCESS,
+		    "A: a good batch after them completes");
+	poll_ex(cqb, wc, 1, TIMEOUT_MS);
+out:
+	if (qpa)
+		ibv_destroy_qp(qpa);
+	if (qpb)
+		ibv_destroy_qp(qpb);
+	if (cqa)
+		mtest_check(!ibv_destroy_cq(ibv_cq_ex_to_cq(cqa)),
+			    "A: destroy the extended CQ");
+	if (cqb)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqb));
+}
+
+/*
+ * ibv_rereg_mr on B's region: new access, then a new range; each time A's
+ * WRITE through the new rkey lands where the region now is.  A region may
+ * be registered with IBV_ACCESS_MW_BIND; windows themselves are refused.
+ */
+static void test_rereg(struct end *a, struct end *b)
+{
+	uint8_t *buf = mtest_alloc(8192);
+	struct ibv_wc wc;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	uint32_t rkey0, rkey1;
+	int ret;
+
+	printf("# rereg_mr, MW_BIND\n");
+	mr = ibv_reg_mr(b->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	if (!mtest_check(mr, "B: reg_mr with IBV_ACCESS_MW_BIND: %s",
+			 mr ? "ok" : strerror(errno))) {
+		free(buf);
+		return;
+	}
+	errno = 0;
+	mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	mtest_check(!mw && errno == EOPNOTSUPP,
+		    "B: alloc_mw: EOPNOTSUPP, no memory windows (%s)",
+		    strerror(errno));
+	if (mw)
+		ibv_dealloc_mw(mw);
+
+	rkey0 = mr->rkey;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	rkey1 = mr->rkey;
+	mtest_check(!ret && rkey1 != rkey0,
+		    "B: rereg_mr(CHANGE_ACCESS) to REMOTE_WRITE: %d, rkey %#x -> %#x",
+		    ret, rkey0, rkey1);
+	fill(a->buf, 200, 0x61);
+	mtest_check(!mtest_post_send(a->qp, 401, IBV_WR_RDMA_WRITE, a->buf, 200,
+				     a->mr->lkey, (uintptr_t)buf, mr->rkey, 0) &&
+		    mtest_wait_wc(a->cq, &wc, TIMEOUT_MS) &&
+		    wc.status == IBV_WC_SUCCESS && !memcmp(buf, a->buf, 200),
+		    "A: a WRITE through the new rkey lands");
+
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			   buf + 4096, 4096, 0);
+	mtest_check(!ret && mr->addr == buf + 4096 && mr->rkey != rkey1,
+		    "B: rereg_mr(CHANGE_TRANSLATION) to the next page: %d", ret);
+	fill(a->buf, 300, 0x62);
+	mtest_check(!mtest_post_send(a->qp, 402, IBV_WR_RDMA_WRITE, a->buf, 300,
+				     a->mr->lkey, (uintptr_t)buf + 4096,
+				     mr->rkey, 0) &&
+		    mtest_wait_wc(a->cq, &wc, TIMEOUT_MS) &&
+		    wc.status == IBV_WC_SUCCESS &&
+		    !memcmp(buf + 4096, a->buf, 300) && buf[0] == 0x61,
+		    "A: a WRITE through the newest rkey lands in the new range");
+	mtest_check(!ibv_dereg_mr(mr), "B: dereg the re-registered MR");
+	free(buf);
+}
+
 /* Does this process hold CAP_NET_RAW (bit 13 of CapEff)? */
 static bool have_net_raw(void)
 {
@@ -996,8 +1282,10 @@ int main(int argc, char **argv)
 	} else if (setup_end(&a) && setup_end(&b) && connect_qp(&a, &b) &&
 		   connect_qp(&b, &a)) {
 		test_ud(&a, &b);
+		test_ex(&a, &b);
 		test_send(&a, &b);
 		test_rdma(&a, &b);
+		test_rereg(&a, &b);
 		test_events_resize(&a, &b);
 		test_stream(&a, &b, count);
 		test_srq(&a, &b);

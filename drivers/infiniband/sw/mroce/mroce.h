@@ -766,6 +766,9 @@ void mroce_mmap_free(struct rdma_user_mmap_entry *entry);
 struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *mroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			     u32 max_num_sg);

@@ -35,9 +35,14 @@
 
 #include "mroce.h"
 
+/*
+ * IB_ACCESS_MW_BIND is accepted and kept: it allows windows to be bound
+ * to the region, and the device offers none (no alloc_mw), so it grants
+ * nothing; consumers that register every region with it still can.
+ */
 #define MROCE_MR_ACCESS_OK (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			    IB_ACCESS_OPTIONAL)
+			    IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
 
 /* The pages go, from a work item: ib_umem_release() may sleep. */
 static void mroce_mr_free_work(struct work_struct *work)
@@ -206,6 +211,33 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 err:
 	mroce_mr_unnew(mdev, mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * ibv_rereg_mr: a new registration with what changes (IB_MR_REREG_TRANS:
+ * the range, _ACCESS: the access, _PD: the PD) and the rest of the old
+ * one.  ib_core puts the new MR in the old one's place and deregisters
+ * the old: the keys change, and WQEs or peers using the old ones fail, as
+ * after a deregistration.
+ */
+struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+
+	if (mr->type != MROCE_MR_USER || !mr->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+	return mroce_reg_user_mr(pd, start, length, iova, access, udata);
 }
 
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -414,6 +414,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.query_srq = mroce_query_srq,
 	.fill_res_qp_entry = mroce_fill_res_qp_entry,
 	.reg_user_mr = mroce_reg_user_mr,
+	.rereg_user_mr = mroce_rereg_user_mr,
 	.req_notify_cq = mroce_req_notify_cq,
 	.resize_cq = mroce_resize_cq,
 
