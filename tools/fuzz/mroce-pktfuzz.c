@@ -1197,8 +1197,9 @@ struct qp {
 	int dev;
 	uint32_t lqpn, rqpn, rq_psn, sq_psn;
 	int type, state;
-	bool has_rqpn, has_drv;
+	bool has_rqpn, has_drv, has_rq_next;
 	uint64_t out, rate, hint, retx;	/* driver attributes */
+	uint32_t rq_next;		/* rq_seq_next: the next receive */
 };
 
 #define MAXQP		64
@@ -1288,6 +1289,10 @@ static void qp_driver(struct qp *q, const struct nlattr *nest)
 				q->hint = nla_uint(a);
 			else if (!strcmp(name, "retx_pkts"))
 				q->retx = nla_uint(a);
+			else if (!strcmp(name, "rq_seq_next")) {
+				q->rq_next = (uint32_t)nla_uint(a);
+				q->has_rq_next = true;
+			}
 			name = NULL;
 			break;
 		}
@@ -3388,9 +3393,14 @@ static const struct seen *send_of(int dev, uint32_t dqpn)
 
 /*
  * A one-packet SEND at @epsn of responder @b, from @a's address, into
- * receive WQE rq_seq + 2 where rq_seq is that of the last message taking
- * a receive WQE (SEND, WRITE_WITH_IMM) the sniffer saw complete: the WQE
- * after next (false if no such message of this pair was seen).
+ * the receive WQE after next: rq_seq_next + 1 from the responder's own
+ * state (rdma resource, read during the hold), where the driver reports
+ * it; else rq_seq + 2 where rq_seq is that of the last message taking a
+ * receive WQE (SEND, WRITE_WITH_IMM) the sniffer saw complete.  False if
+ * no such message of this pair was seen (its MSN is the sniffed one's
+ * next).  The sniffer alone can be wrong: a capture that lost the last
+ * packet of a message leaves it one behind, and its "after next" is then
+ * the responder's next, a valid request.
  */
 static bool send_skip(struct ctx *x, const struct qp *a, const struct qp *b,
 		      uint32_t epsn)
@@ -3402,7 +3412,7 @@ static bool send_skip(struct ctx *x, const struct qp *a, const struct qp *b,
 		return false;
 	req_base(&k, OP_SEND, a, b, epsn);
 	k.msn = sd->k.msn + 1;
-	k.rq_seq = sd->k.rq_seq + 2;
+	k.rq_seq = b->has_rq_next ? b->rq_next + 1 : sd->k.rq_seq + 2;
 	k.offset = 0;
 	k.msg_len = k.pay = 16;
 	k.flags = F_FI | F_LA | F_AR;

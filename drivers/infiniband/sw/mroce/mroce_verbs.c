@@ -297,7 +297,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[13];
+	u32 v[14];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -336,11 +336,13 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[10] = qp->sq.sb.nxt;
 		v[11] = qp->sq.path_hash;
 		v[12] = READ_ONCE(qp->rq.epsn);
+		v[13] = READ_ONCE(qp->rq.rq_done);
 		rate = qp->sq.cc.rate_bps;
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
 		    rdma_nl_put_driver_u32(msg, "snd_una", v[9]) ||
 		    rdma_nl_put_driver_u32(msg, "snd_nxt", v[10]) ||
 		    rdma_nl_put_driver_u32(msg, "epsn", v[12]) ||
+		    rdma_nl_put_driver_u32(msg, "rq_seq_next", v[13]) ||
 		    rdma_nl_put_driver_u32_hex(msg, "entropy_base", v[11]) ||
 		    rdma_nl_put_driver_u32(msg, "srtt_us", v[0]) ||
 		    rdma_nl_put_driver_u32(msg, "rttvar_us", v[1]) ||

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# blktests' nvme (NVMET_TRTYPES=rdma) and srp suites on a soft RDMA
+# driver, in a test guest:
+#
+#   tools/blktests/run-blktests.sh [-t mroce|rxe|siw] [TEST...]
+#
+# blktests binds its soft RDMA driver itself (start_soft_rdma: every
+# netdev with a carrier), and knows siw and rdma_rxe only; the patch in
+# this folder (0001-*.patch, written for upstream) adds SOFT_RDMA=<type>
+# for any driver whose link type and module share a name.  Here: a veth
+# pair in the guest's initial namespace (nvme-rdma and nvmet-rdma bind
+# there in 6.1) holding 192.0.2.11 and 192.0.2.12, mroce.ko installed
+# where modprobe finds it, blktests cloned from BLKTESTS_SRC (a git
+# repository; default: the mirror the search tool's fetch makes) into the
+# guest's overlay, patched and built, then ./check on TEST... (default
+# "nvme srp").  The summary counts passed, failed and not-run tests; the
+# logs and blktests' results are under build/results/blktests-<type>/.
+#
+# Not part of make check: a full run takes the better part of an hour
+# under TCG, and CI has no copy of blktests (no internet).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd -P)
+TOP=$(cd "$HERE/../.." && pwd -P)
+TYPE=mroce
+if [ "${1:-}" = -t ]; then
+	TYPE=$2
+	shift 2
+fi
+SRC=${BLKTESTS_SRC:-/work/.mirror/linux-blktests+blktests/repo}
+
+if [ "${1:-}" != --guest ]; then
+	[ -d "$SRC" ] || { echo "run-blktests: no blktests at $SRC (BLKTESTS_SRC)" >&2; exit 2; }
+	[ "$TYPE" != mroce ] || [ -f "$TOP/drivers/infiniband/sw/mroce/mroce.ko" ] ||
+		{ echo "run-blktests: build mroce.ko first (make modules)" >&2; exit 2; }
+	mkdir -p "$TOP/build/results"
+	exec "$TOP/tools/guest/mroce-vm" --timeout "${BLKTESTS_TIMEOUT:-5400}" \
+		--env BLKTESTS_SRC="$SRC" --env BLKTESTS_TYPE="$TYPE" \
+		-- "$HERE/run-blktests.sh" --guest "$@"
+fi
+shift
+TYPE=${BLKTESTS_TYPE:-$TYPE}
+TESTS=("$@")
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(nvme srp)
+OUT=$TOP/build/results/blktests-$TYPE
+rm -rf "$OUT"
+mkdir -p "$OUT"
+say() { echo "run-blktests: $*"; }
+
+BT=/root/blktests
+rm -rf "$BT"
+git clone -q "$SRC" "$BT"
+(cd "$BT" && patch -p1 -s < "$HERE"/0001-*.patch)
+make -s -C "$BT" >"$OUT/build.log" 2>&1 || say "blktests build: see build.log"
+
+if [ "$TYPE" = mroce ]; then
+	for m in ib_core ib_uverbs rdma_cm udp_tunnel ip6_udp_tunnel; do
+		modprobe "$m"
+	done
+	mkdir -p "/lib/modules/$(uname -r)/extra"
+	cp "$TOP/drivers/infiniband/sw/mroce/mroce.ko" "/lib/modules/$(uname -r)/extra/"
+	depmod -a
+fi
+ip link add bt0 type veth peer name bt1
+ip addr add 192.0.2.11/24 dev bt0
+ip addr add 192.0.2.12/24 dev bt1
+ip link set bt0 up
+ip link set bt1 up
+
+cat > "$BT/config" <<EOF
+NVMET_TRTYPES=rdma
+SOFT_RDMA=$TYPE
+EOF
+say "SOFT_RDMA=$TYPE ./check ${TESTS[*]}"
+(cd "$BT" && ./check "${TESTS[@]}") 2>&1 | tee "$OUT/check.log" || true
+cp -r "$BT/results" "$OUT/" 2>/dev/null || true
+
+# "nvme/003 (...)   [passed]", "[failed]", "[not run]"
+pass=$(grep -c '\[passed\]' "$OUT/check.log" || true)
+fail=$(grep -c '\[failed\]' "$OUT/check.log" || true)
+skip=$(grep -c '\[not run\]' "$OUT/check.log" || true)
+grep -E '\[(passed|failed|not run)\]' "$OUT/check.log" |
+	sed 's/\x1b\[[0-9;]*m//g' > "$OUT/summary.txt" || true
+say "$TYPE: $pass passed, $fail failed, $skip not run (${TESTS[*]})"
+echo "$TYPE ${TESTS[*]}: $pass passed, $fail failed, $skip not run" >> "$OUT/summary.txt"
