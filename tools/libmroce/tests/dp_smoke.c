@@ -755,7 +755,8 @@ static void test_ex(struct end *a, struct end *b)
 			 strerror(errno)))
 		goto out;
 
-	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cqa);
+	qa.send_cq = ibv_cq_ex_to_cq(cqa);
+	qa.recv_cq = qa.send_cq;
 	qa.send_ops_flags |= IBV_QP_EX_WITH_LOCAL_INV;
 	errno = 0;
 	q2 = ibv_create_qp_ex(a->ctx, &qa);
