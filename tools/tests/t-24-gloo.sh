@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 420
+#
+# A CPU collective library on mroce (issue 14): Gloo (Debian's libgloo,
+# the collectives PyTorch's gloo backend runs) with its ibverbs
+# transport.  Three ranks, two in h1 on mroce1 (their pair is a QP to
+# the same device) and one in h2 on mroce2, meet through a file store,
+# connect a full mesh of RC QPs and run, 20 times each, a ring allreduce
+# and a halving-doubling allreduce of 256 Ki floats (1 MiB per rank),
+# checked element by element, a broadcast and a barrier
+# (tools/tests/src/gloo_allreduce.cc).  Every rank must exit 0; the
+# median times are logged as RESULT lines.
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
+
+PROG=$MROCE_TOP/tools/tests/src/gloo_allreduce
+[ -x "$PROG" ] || fail "$PROG not built (make tools)"
+setup_rdma_pair
+[ "$RDMA_TRANSPORT" = mroce ] || fail "t-24 needs two namespaces (mroce)"
+
+COUNT=${MROCE_GLOO_COUNT:-262144}
+ITERS=${MROCE_GLOO_ITERS:-20}
+STORE=$(mktemp -d /tmp/gloo-store.XXXXXX)
+on_exit "rm -rf $STORE"
+
+# rank NS DEV GID RANK: one rank in the background, output in RDMA_OUTDIR
+pids=()
+rank() {
+	ip netns exec "$1" timeout 300 "$PROG" "$5" 3 "$STORE" "$2" "$3" \
+		"$COUNT" "$ITERS" >"$RDMA_OUTDIR/rank$5.log" 2>&1 &
+	pids+=($!)
+}
+rank h1 "$DEV_S" "$GID_S" 0
+rank h2 "$DEV_C" "$GID_C" 1
+rank h1 "$DEV_S" "$GID_S" 2
+for r in 0 1 2; do
+	rc=0
+	wait "${pids[$r]}" || rc=$?
+	sed "s/^/# rank $r: /" "$RDMA_OUTDIR/rank$r.log"
+	check_eq "gloo rank $r: ring and halving-doubling allreduce, broadcast, barrier ($COUNT floats x $ITERS)" \
+		0 "$rc"
+	check_match "gloo rank $r: every element right" \
+		"rank $r: 0 wrong elements" "$(cat "$RDMA_OUTDIR/rank$r.log")"
+done
+grep -h "median" "$RDMA_OUTDIR/rank0.log" | sed 's/^gloo_allreduce: /RESULT gloo /' |
+	while read -r l; do log "$l"; done
