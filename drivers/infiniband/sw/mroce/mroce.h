@@ -759,6 +759,9 @@ struct mroce_pool_elem *mroce_pool_get(struct mroce_pool *pool, u32 idx);
 int mroce_ring_alloc(struct mroce_ring *r, u32 num_slots, u32 stride,
 		     struct ib_ucontext *uctx, struct mroce_ring_info *info);
 void mroce_ring_free(struct mroce_ring *r);
+int mroce_ring_post_recv(struct mroce_ring *r, u32 cons, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
 int mroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void mroce_mmap_free(struct rdma_user_mmap_entry *entry);
 

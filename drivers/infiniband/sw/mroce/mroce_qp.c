@@ -801,11 +801,8 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
-	struct mroce_ring *r = &qp->rq.ring;
 	unsigned long flags;
-	int err = 0;
-	u32 prod;
-	int i;
+	int err;
 
 	/*
 	 * User QPs: the RQ doorbell, rung only in ERR (MROCE_RING_F_NEED_KICK);
@@ -820,34 +817,9 @@ int mroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
-	prod = r->hdr->prod;
-	for (; wr; wr = wr->next) {
-		struct mroce_recv_wqe *w = mroce_ring_slot(r, prod);
-		struct mroce_sge *sge = (void *)(w + 1);
-
-		if (prod - qp->rq.rq_done >= r->num_slots) {
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->reserved = 0;
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		prod++;
-	}
-	/* WQEs are written before the index that publishes them */
-	smp_store_release(&r->hdr->prod, prod);
+	err = mroce_ring_post_recv(&qp->rq.ring, qp->rq.rq_done, qp->rq.max_sge,
+				   wr, bad_wr);
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
-	if (err)
-		*bad_wr = wr;
 	if (mroce_qp_state(qp) == IB_QPS_ERR)
 		mroce_rq_flush(qp);
 	return err;

@@ -98,3 +98,48 @@ void mroce_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	vfree(e->buf);
 	kfree(e);
 }
+
+/*
+ * Kernel consumers' receive WRs into ring @r (a QP's RQ or an SRQ),
+ * under the lock that serialises its producer: from prod on, while there
+ * is room before @cons (the consumer's index) and each WR fits in
+ * @max_sge, published together with one release of prod.  0, or -ENOMEM
+ * (full) / -EINVAL (too many SGEs) with *@bad_wr at the WR that did not
+ * go in.
+ */
+int mroce_ring_post_recv(struct mroce_ring *r, u32 cons, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	u32 prod = r->hdr->prod;
+	int err = 0;
+	int i;
+
+	for (; wr; wr = wr->next) {
+		struct mroce_recv_wqe *w = mroce_ring_slot(r, prod);
+		struct mroce_sge *sge = (void *)(w + 1);
+
+		if (prod - cons >= r->num_slots) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		w->reserved = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		prod++;
+	}
+	/* WQEs are written before the index that publishes them */
+	smp_store_release(&r->hdr->prod, prod);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}

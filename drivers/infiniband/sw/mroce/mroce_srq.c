@@ -152,41 +152,13 @@ int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr)
 {
 	struct mroce_srq *srq = to_msrq(ibsrq);
-	struct mroce_ring *r = &srq->ring;
 	unsigned long flags;
-	int err = 0;
-	u32 prod;
-	int i;
+	int err;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	prod = r->hdr->prod;
-	for (; wr; wr = wr->next) {
-		struct mroce_recv_wqe *w = mroce_ring_slot(r, prod);
-		struct mroce_sge *sge = (void *)(w + 1);
-
-		if (prod - srq->cons >= r->num_slots) {
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->reserved = 0;
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		prod++;
-	}
-	/* WQEs are written before the index that publishes them */
-	smp_store_release(&r->hdr->prod, prod);
+	err = mroce_ring_post_recv(&srq->ring, srq->cons, srq->max_sge, wr,
+				   bad_wr);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (err)
-		*bad_wr = wr;
 	return err;
 }
 
