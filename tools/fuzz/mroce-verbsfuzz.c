@@ -1339,15 +1339,32 @@ static void case_bad_args(int arg)
 	BAD_PTR("ibv_create_qp max_inline_data 1 MiB",
 		ibv_create_qp(s.pd, &ia), destroy_qp_v);
 	QP_ATTR_RESET();
-	ia.qp_type = IBV_QPT_UD;
-	BAD_PTR("ibv_create_qp UD (not supported)", ibv_create_qp(s.pd, &ia),
+	ia.qp_type = IBV_QPT_UC;
+	BAD_PTR("ibv_create_qp UC (not offered)", ibv_create_qp(s.pd, &ia),
 		destroy_qp_v);
+	QP_ATTR_RESET();
+	ia.qp_type = IBV_QPT_UD;
+	ia.cap.max_send_sge = da->max_sge + 1;
+	BAD_PTR("ibv_create_qp UD max_send_sge max_sge + 1",
+		ibv_create_qp(s.pd, &ia), destroy_qp_v);
 	QP_ATTR_RESET();
 	ia.qp_type = (enum ibv_qp_type)99;
 	BAD_PTR("ibv_create_qp qp_type 99", ibv_create_qp(s.pd, &ia),
 		destroy_qp_v);
-	BAD_PTR("ibv_create_srq (not supported)", ibv_create_srq(s.pd, &sa),
+	sa.attr.max_wr = 0;
+	BAD_PTR("ibv_create_srq max_wr 0", ibv_create_srq(s.pd, &sa),
 		destroy_srq_v);
+	sa.attr.max_wr = da->max_srq_wr + 1;
+	BAD_PTR("ibv_create_srq max_wr max_srq_wr + 1",
+		ibv_create_srq(s.pd, &sa), destroy_srq_v);
+	sa.attr.max_wr = 16;
+	sa.attr.max_sge = da->max_srq_sge + 1;
+	BAD_PTR("ibv_create_srq max_sge max_srq_sge + 1",
+		ibv_create_srq(s.pd, &sa), destroy_srq_v);
+	sa.attr.max_sge = 1;
+	sa.attr.srq_limit = 17;
+	BAD_PTR("ibv_create_srq srq_limit above max_wr",
+		ibv_create_srq(s.pd, &sa), destroy_srq_v);
 	BAD_PTR("ibv_alloc_mw (not supported)",
 		ibv_alloc_mw(s.pd, IBV_MW_TYPE_1), dealloc_mw_v);
 
@@ -4194,7 +4211,7 @@ static struct {
 
 enum {
 	WHY_NONE, WHY_LKEY, WHY_RKEY, WHY_WRAP, WHY_SINK, WHY_ATOMIC_LEN,
-	WHY_ACCESS, WHY_OPCODE,
+	WHY_ACCESS, WHY_OPCODE, WHY_INV,
 };
 
 static const char *const why_s[] = {
@@ -4204,6 +4221,7 @@ static const char *const why_s[] = {
 	"its READ/atomic sink MR has no LOCAL_WRITE",
 	"its atomic is not 8 bytes", "the peer QP does not allow it",
 	"its opcode is not valid on the QP",
+	"its SEND_WITH_INV names no fast-registration MR of the peer",
 };
 
 enum {
@@ -4585,6 +4603,13 @@ static void r_post_send(int i)
 	struct rqp *peer = q->peer >= 0 && !q->tainted &&
 			   !R.qp[q->peer].tainted ? &R.qp[q->peer] : NULL;
 
+	/*
+	 * RC only: a UD WR names an address handle by pointer, which the
+	 * provider follows (the process's own memory); random WRs would
+	 * hand it garbage.  UD is exercised by dp_smoke and ibv_ud_pingpong.
+	 */
+	if (q->type != IBV_QPT_RC)
+		return;
 	state = q->qp->state;	/* what the provider goes by */
 	memset(wr, 0, sizeof(wr));
 	for (k = 0; k < n; k++) {
@@ -4653,7 +4678,8 @@ static void r_post_send(int i)
 		}
 		inl = wr[k].send_flags & IBV_SEND_INLINE;
 		/* what the provider must refuse (mroce_post_send) */
-		if (op > IBV_WR_ATOMIC_FETCH_AND_ADD)
+		if (op > IBV_WR_ATOMIC_FETCH_AND_ADD &&
+		    op != IBV_WR_SEND_WITH_INV)
 			refuse = true;
 		if (rd_at && (q->type != IBV_QPT_RC || inl))
 			refuse = true;
@@ -4686,6 +4712,9 @@ static void r_post_send(int i)
 		if ((op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		     op == IBV_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
 			why[k] = WHY_ATOMIC_LEN;
+		/* userspace has no fast-registration MR to invalidate */
+		if (op == IBV_WR_SEND_WITH_INV && why[k] == WHY_NONE)
+			why[k] = WHY_INV;
 		if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM ||
 		    rd_at) {
 			uint64_t ra = rd_at && op != IBV_WR_RDMA_READ ?
@@ -4811,8 +4840,8 @@ static void r_create_qp(void)
 	    ia.cap.max_send_sge > (uint32_t)devs[dev].attr.max_sge ||
 	    ia.cap.max_recv_sge > (uint32_t)devs[dev].attr.max_sge ||
 	    ia.cap.max_inline_data > 256 ||
-	    ia.qp_type != IBV_QPT_RC)	/* the kernel has RC (and UD) only */
-		must_fail = true;
+	    (ia.qp_type != IBV_QPT_RC && ia.qp_type != IBV_QPT_UD))
+		must_fail = true;	/* RC and UD only: no UC, no XRC */
 	qp = VPTR("ibv_create_qp", ibv_create_qp(R.pd[pd].pd, &ia));
 	r_count(OP_CREATE_QP, !qp);
 	if (qp && must_fail) {
