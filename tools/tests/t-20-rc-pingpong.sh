@@ -98,3 +98,16 @@ xpingpong ibv_srq_pingpong "16 QPs on an SRQ" 1 500 -q 16 -e
 # UD datagrams (SIZE <= the port MTU, 1024)
 xpingpong ibv_ud_pingpong "UD" 1024 500
 xpingpong ibv_ud_pingpong "UD" 64 500 -e
+# and over the IPv6 GIDs (the TCP exchange stays on IPv4)
+if [ "$RDMA_TRANSPORT" = mroce ]; then
+	# gid6 DEV GID: the index of GID (sysfs spelling) in DEV's table
+	gid6() {
+		grep -lx "$2" "$RDMA_SYS/$1"/ports/1/gids/* 2>/dev/null |
+			head -1 | sed 's,.*/,,'
+	}
+	g6s=$(gid6 "$DEV_S" 2001:0db8:0000:0000:0000:0000:0000:0001)
+	g6c=$(gid6 "$DEV_C" 2001:0db8:0000:0000:0000:0000:0000:0002)
+	check "IPv6 GIDs of $DEV_S and $DEV_C (${g6s:-none}, ${g6c:-none})" \
+		test -n "$g6s" -a -n "$g6c"
+	GID_S=$g6s GID_C=$g6c xpingpong ibv_ud_pingpong "UD over IPv6" 1024 200
+fi

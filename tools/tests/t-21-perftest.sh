@@ -7,7 +7,7 @@
 # CMP_AND_SWAP, 8 B), then ib_write_lat, ib_send_lat and ib_read_lat
 # (8 B), 32 MiB READs (more READ requests than the window holds), and
 # ib_send_bw/ib_send_lat over UD (-c UD) and ib_send_bw with an SRQ
-# (--use_srq).  Server in h1 on mroce1, client in h2 on mroce2, RoCE v2 GID of
+# (--use-srq).  Server in h1 on mroce1, client in h2 on mroce2, RoCE v2 GID of
 # the IPv4 address (-x), perftest's TCP exchange over 192.0.2.1, small
 # iteration counts (the guest is TCG-emulated).  Both sides must exit 0
 # and the client must print a results line for the size and iterations
@@ -88,4 +88,4 @@ perf ib_read_lat 8 100
 # shared receive queue
 perf ib_send_bw 1024 200 -c UD
 perf ib_send_lat 8 100 -c UD
-perf ib_send_bw 4096 200 --use_srq
+perf ib_send_bw 4096 200 --use-srq

@@ -11,6 +11,15 @@
 # checked element by element, a broadcast and a barrier
 # (tools/tests/src/gloo_allreduce.cc).  Every rank must exit 0; the
 # median times are logged as RESULT lines.
+#
+# NOT IN make check (the file is not executable; run it by name): ranks
+# on two different devices fail today.  Their first SEND_WITH_IMM ends in
+# RETRY_EXC_ERR within a second; mroce1 counts every packet of mroce2 as
+# rx_drop_unknown_qp and mroce2 counts mroce1's as rx_drop_qp_state, then
+# rx_drop_src_mismatch, although both QPs are in RTS and the exchanged
+# addresses (QPN 16 on each device, GIDs ::ffff:192.0.2.1/.2) are right.
+# Two ranks on one device pass (ring and halving-doubling allreduce,
+# broadcast).  Issue 14 keeps it open.
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=SCRIPTDIR/rdma-lib.sh
@@ -29,8 +38,8 @@ on_exit "rm -rf $STORE"
 # rank NS DEV GID RANK: one rank in the background, output in RDMA_OUTDIR
 pids=()
 rank() {
-	ip netns exec "$1" timeout 300 "$PROG" "$5" 3 "$STORE" "$2" "$3" \
-		"$COUNT" "$ITERS" >"$RDMA_OUTDIR/rank$5.log" 2>&1 &
+	ip netns exec "$1" timeout 300 "$PROG" "$4" 3 "$STORE" "$2" "$3" \
+		"$COUNT" "$ITERS" >"$RDMA_OUTDIR/rank$4.log" 2>&1 &
 	pids+=($!)
 }
 rank h1 "$DEV_S" "$GID_S" 0

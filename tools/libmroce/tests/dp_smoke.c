@@ -544,7 +544,9 @@ static void test_srq(struct end *a, struct end *b)
 		qb[i] = srq_qp(b, srq);
 	}
 	if (!mtest_check(qa[0] && qa[1] && qb[0] && qb[1],
-			 "two QP pairs, B's on the SRQ: %s", strerror(errno)))
+			 "two QP pairs, B's on the SRQ: %s",
+			 qa[0] && qa[1] && qb[0] && qb[1] ? "ok" :
+			 strerror(errno)))
 		goto out;
 	for (i = 0; i < 2; i++)
 		if (!mtest_check(srq_connect(qa[i], a, b, qb[i]->qp_num) &&
@@ -752,7 +754,7 @@ static void test_ex(struct end *a, struct end *b)
 	cqa = ibv_create_cq_ex(a->ctx, &ca);
 	cqb = ibv_create_cq_ex(b->ctx, &ca);
 	if (!mtest_check(cqa && cqb, "create_cq_ex on A and B: %s",
-			 strerror(errno)))
+			 cqa && cqb ? "ok" : strerror(errno)))
 		goto out;
 
 	qa.send_cq = ibv_cq_ex_to_cq(cqa);
@@ -769,7 +771,8 @@ static void test_ex(struct end *a, struct end *b)
 	qpa = ibv_create_qp_ex(a->ctx, &qa);
 	qpb = mtest_create_rc_qp(b->pd, ibv_cq_ex_to_cq(cqb),
 				 ibv_cq_ex_to_cq(cqb), &bcap);
-	if (!mtest_check(qpa && qpb, "create_qp_ex on A: %s", strerror(errno)))
+	if (!mtest_check(qpa && qpb, "create_qp_ex on A: %s",
+			 qpa && qpb ? "ok" : strerror(errno)))
 		goto out;
 	x = ibv_qp_to_qp_ex(qpa);
 	mtest_check(x && !ibv_qp_to_qp_ex(qpb),
@@ -1051,7 +1054,7 @@ static void test_ud(struct end *a, struct end *b)
 	qb = ud_qp(b);
 	ah = ibv_create_ah(a->pd, &aa);
 	if (!mtest_check(qa && qb && ah, "UD QPs in RTS and an AH to B: %s",
-			 strerror(errno)))
+			 qa && qb && ah ? "ok" : strerror(errno)))
 		goto out;
 	for (i = 0; i < 3; i++)
 		mtest_post_recv(qb, 200 + i, rbuf + i * 2048, UD_GRH + UD_LEN,
