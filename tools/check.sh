@@ -21,7 +21,7 @@ cd "$top" || exit 1
 stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
-: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-16-frmr t-42-flush-race t-61-verbsfuzz}"
+: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-61-verbsfuzz}"
 failed=()
 summary=()
 

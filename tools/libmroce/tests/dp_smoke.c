@@ -959,6 +959,76 @@ static void test_rereg(struct end *a, struct end *b)
 	free(buf);
 }
 
+/*
+ * A peer that connects late: A reaches RTS and SENDs while B's QP is
+ * still in INIT (its receive posted, as Gloo and NCCL post before they
+ * connect); B's responder drops those packets.  B connects 300 ms later
+ * and SENDs too: both SENDs must complete (A's through its
+ * retransmissions), as on any RC transport.
+ */
+static void test_late_peer(struct end *a, struct end *b)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct mtest_path pa = {
+		.rq_psn = 0x8b4567, .sq_psn = 0x8b4567, .dgid = b->gid,
+		.sgid_index = (uint8_t)a->gid_index, .port = 1,
+		.mtu = IBV_MTU_1024, .rd_atomic = 1, .timeout = 14,
+		.retry_cnt = 7,
+	};
+	struct mtest_path pb = pa;
+	struct ibv_qp *qa, *qb;
+	struct ibv_wc wc;
+	bool oka, okb;
+
+	printf("# a peer that connects late\n");
+	qa = mtest_create_rc_qp(a->pd, a->cq, a->cq, &cap);
+	qb = mtest_create_rc_qp(b->pd, b->cq, b->cq, &cap);
+	if (!mtest_check(qa && qb, "two QPs"))
+		return;
+	pa.dest_qpn = qb->qp_num;
+	pb.dest_qpn = qa->qp_num;
+	pb.dgid = a->gid;
+	pb.sgid_index = (uint8_t)b->gid_index;
+	mtest_check(!mtest_qp_init(qa, 1, IBV_ACCESS_REMOTE_WRITE) &&
+		    !mtest_qp_init(qb, 1, IBV_ACCESS_REMOTE_WRITE) &&
+		    !mtest_post_recv(qa, 1, a->buf + 8192, 256, a->mr->lkey) &&
+		    !mtest_post_recv(qb, 2, b->buf + 8192, 256, b->mr->lkey) &&
+		    !mtest_qp_rtr(qa, &pa) && !mtest_qp_rts(qa, &pa),
+		    "A in RTS, B in INIT, both with a receive posted");
+	fill(a->buf, 64, 0x71);
+	fill(b->buf, 64, 0x72);
+	mtest_check(!mtest_post_send(qa, 11, IBV_WR_SEND_WITH_IMM, a->buf, 64,
+				     a->mr->lkey, 0, 0, 7),
+		    "A: SEND_WITH_IMM posted while B is in INIT");
+	mtest_sleep_us(300000);
+	mtest_check(!mtest_qp_rtr(qb, &pb) && !mtest_qp_rts(qb, &pb) &&
+		    !mtest_post_send(qb, 12, IBV_WR_SEND_WITH_IMM, b->buf, 64,
+				     b->mr->lkey, 0, 0, 8),
+		    "B: connected 300 ms later, SEND_WITH_IMM posted");
+	oka = false;
+	okb = false;
+	for (int i = 0; i < 2; i++) {
+		if (mtest_wait_wc(a->cq, &wc, 5000)) {
+			if (wc.status != IBV_WC_SUCCESS)
+				print_wc("A", &wc);
+			oka = oka || (wc.wr_id == 11 && !wc.status);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		if (mtest_wait_wc(b->cq, &wc, 5000)) {
+			if (wc.status != IBV_WC_SUCCESS)
+				print_wc("B", &wc);
+			okb = okb || (wc.wr_id == 12 && !wc.status);
+		}
+	}
+	mtest_check(oka && okb, "both SENDs complete (A %d, B %d)", oka, okb);
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	mtest_drain_cq(a->cq);
+	mtest_drain_cq(b->cq);
+}
+
 /* Does this process hold CAP_NET_RAW (bit 13 of CapEff)? */
 static bool have_net_raw(void)
 {
@@ -1285,6 +1355,7 @@ int main(int argc, char **argv)
 			test_ud(&a, &b);
 	} else if (setup_end(&a) && setup_end(&b) && connect_qp(&a, &b) &&
 		   connect_qp(&b, &a)) {
+		test_late_peer(&a, &b);
 		test_ud(&a, &b);
 		test_ex(&a, &b);
 		test_send(&a, &b);

@@ -5,8 +5,8 @@
  *
  *   gloo_allreduce RANK SIZE STORE_DIR DEVICE GID_INDEX COUNT ITERS
  *
- * The ranks meet through a gloo::rendezvous::FileStore in STORE_DIR (a
- * directory every rank sees), connect a full mesh of RC queue pairs on
+ * The ranks meet through files in STORE_DIR (a directory every rank sees;
+ * DirStore below), connect a full mesh of RC queue pairs on
  * DEVICE port 1 with the RoCE v2 GID at GID_INDEX, then, ITERS times:
  * a ring allreduce and a halving-doubling allreduce (sum) of COUNT
  * floats, each rank contributing (rank + 1) * (i % 1000 + 1) at index i,
@@ -19,8 +19,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <gloo/allreduce_halving_doubling.h>
@@ -28,13 +33,81 @@
 #include <gloo/barrier_all_to_all.h>
 #include <gloo/broadcast_one_to_all.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/store.h>
 #include <gloo/transport/ibverbs/device.h>
 
 namespace {
 
 using clk = std::chrono::steady_clock;
+
+/*
+ * The ranks' rendezvous: a key is a file in a shared directory, written
+ * under a temporary name and renamed.  gloo's own FileStore polls slowly
+ * enough that under TCG one rank connected its queue pairs a second after
+ * the other, past the retry budget gloo gives its QPs (timeout 14,
+ * retry_cnt 7: 0.54 s), so the first rank's SEND failed with
+ * RETRY_EXC_ERR before its peer was in RTR.  This one polls every 1 ms.
+ */
+class DirStore : public gloo::rendezvous::Store {
+public:
+	explicit DirStore(std::string dir) : dir_(std::move(dir)) {}
+
+	void set(const std::string &key, const std::vector<char> &data) override
+	{
+		const std::string tmp = path(key) + ".tmp" +
+					std::to_string(getpid());
+		{
+			std::ofstream f(tmp, std::ios::binary);
+
+			f.write(data.data(), static_cast<std::streamsize>(data.size()));
+			if (!f)
+				throw std::runtime_error("DirStore: cannot write " + tmp);
+		}
+		if (rename(tmp.c_str(), path(key).c_str()))
+			throw std::runtime_error("DirStore: cannot rename " + tmp);
+	}
+
+	std::vector<char> get(const std::string &key) override
+	{
+		wait({ key });
+		std::ifstream f(path(key), std::ios::binary);
+
+		return std::vector<char>(std::istreambuf_iterator<char>(f),
+					 std::istreambuf_iterator<char>());
+	}
+
+	void wait(const std::vector<std::string> &keys) override
+	{
+		wait(keys, std::chrono::seconds(60));
+	}
+
+	void wait(const std::vector<std::string> &keys,
+		  const std::chrono::milliseconds &timeout) override
+	{
+		const auto end = clk::now() + timeout;
+
+		for (const auto &k : keys) {
+			while (access(path(k).c_str(), F_OK)) {
+				if (clk::now() > end)
+					throw std::runtime_error("DirStore: no key " + k);
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			}
+		}
+	}
+
+private:
+	std::string path(const std::string &key) const
+	{
+		std::string p = dir_ + "/";
+
+		for (char c : key)
+			p += (c == '/') ? '_' : c;
+		return p;
+	}
+
+	std::string dir_;
+};
 
 double median_ms(std::vector<double> v)
 {
@@ -86,7 +159,7 @@ int main(int argc, char **argv)
 		attr.port = 1;
 		attr.index = atoi(argv[5]);
 		auto dev = gloo::transport::ibverbs::CreateDevice(attr);
-		gloo::rendezvous::FileStore files(argv[3]);
+		DirStore files(argv[3]);
 		gloo::rendezvous::PrefixStore store("mroce", files);
 		auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
 
@@ -131,6 +204,12 @@ int main(int argc, char **argv)
 				bad += f != static_cast<float>(it + 7);
 			barrier.run();
 		}
+		/*
+		 * gloo's buffers refuse to be destroyed with a send whose
+		 * completion has not been polled yet (the barrier does not
+		 * wait for its sends): let the last ACKs arrive first.
+		 */
+		std::this_thread::sleep_for(std::chrono::milliseconds(500));
 		printf("gloo_allreduce: rank %d: allreduce ring %zu floats x %d: median %.2f ms\n",
 		       rank, count, iters, median_ms(t_ring));
 		printf("gloo_allreduce: rank %d: allreduce halving-doubling %zu floats x %d: median %.2f ms\n",
