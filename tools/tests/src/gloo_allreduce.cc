@@ -43,11 +43,11 @@ using clk = std::chrono::steady_clock;
 
 /*
  * The ranks' rendezvous: a key is a file in a shared directory, written
- * under a temporary name and renamed.  gloo's own FileStore polls slowly
- * enough that under TCG one rank connected its queue pairs a second after
- * the other, past the retry budget gloo gives its QPs (timeout 14,
- * retry_cnt 7: 0.54 s), so the first rank's SEND failed with
- * RETRY_EXC_ERR before its peer was in RTR.  This one polls every 1 ms.
+ * under a temporary name and renamed, waited for by polling every 1 ms.
+ * gloo sends as soon as its side of a pair is in RTS and gives its QPs a
+ * 0.54 s retry budget (timeout 14, retry_cnt 7), so the ranks must reach
+ * RTR close together: the store adds no delay of its own (t-24 also
+ * resolves the neighbours first, which was what held one rank back).
  */
 class DirStore : public gloo::rendezvous::Store {
 public:
