@@ -91,6 +91,23 @@ ko=$copy/$mod/mroce.ko
 [ -f "$ko" ] || die "no $ko"
 echo "$ME: module built against $kver in $(($(date +%s) - t0))s: ${ko#"$TOP"/}"
 
+# --- the kernel ULPs the tests load (tools/kulp: t-14, t-16), for this
+# kernel too; the tests find them through MROCE_KULP_DIR
+kulp=$TOP/build/debug-kulp
+rm -rf "$kulp"
+if [ "$SELFTEST" = 0 ]; then
+	if ! { mkdir -p "$kulp" && cp tools/kulp/Kbuild tools/kulp/*.c "$kulp/"; }; then
+		die "cannot copy tools/kulp to $kulp"
+	fi
+	if ! make -C "$dk/build" M="$kulp" KCFLAGS=-g modules >"$kulp.log" 2>&1; then
+		tail -n 30 "$kulp.log" >&2
+		die "tools/kulp does not build against $kver (log: $kulp.log)"
+	fi
+	if grep -E 'warning:|error:' "$kulp.log" >&2; then
+		die "building tools/kulp against $kver printed warnings (log: $kulp.log)"
+	fi
+fi
+
 # --- the suite on the debug kernel
 results=$TOP/build/results-debug
 [ "$SELFTEST" = 0 ] || results=$TOP/build/results-debug-selftest
@@ -100,7 +117,8 @@ t1=$(date +%s)
 # MROCE_VM_BZIMAGE=1: this kernel triple-faults at once when qemu enters
 # the extracted vmlinux through its PVH note (seen with 6.1 + KASAN); the
 # bzImage boots (~3.5 s slower under TCG, once per run).
-MROCE_VM_BZIMAGE=1 MROCE_KO=$ko MROCE_TEST_TIMEOUT_SCALE=${MROCE_DEBUG_TIMEOUT_SCALE:-4} \
+MROCE_VM_BZIMAGE=1 MROCE_KO=$ko MROCE_KULP_DIR=$kulp \
+	MROCE_TEST_TIMEOUT_SCALE=${MROCE_DEBUG_TIMEOUT_SCALE:-4} \
 	"$HERE/mroce-vm" --batch --kernel "$dk/bzImage" --modules "$dk/modules" \
 	--mem "${MROCE_DEBUG_MEM:-3G}" --append kasan_multi_shot \
 	--timeout "${MROCE_DEBUG_VM_TIMEOUT:-7200}" --results "$results" \

@@ -34,6 +34,7 @@
 #   fabric_build, fabric_shape, fabric_cut... (Documentation/fabric.rst).
 #
 # Variables: MROCE_TOP (project top), MROCE_KO (path of mroce.ko),
+#   MROCE_KULP_DIR (where t-14/t-16 find tools/kulp's modules),
 #   MROCE_RESULTS (/results), TEST_NAME (e.g. t-00-guest-sanity).
 
 MROCE_TOP=${MROCE_TOP:-$(cd "$(dirname "$0")/../.." && pwd -P)}

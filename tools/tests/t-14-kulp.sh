@@ -21,7 +21,8 @@
 . "$(dirname "$0")/lib.sh"
 
 need_cmd rdma dmesg
-KULP=$MROCE_TOP/tools/kulp/mroce_kulp.ko
+# MROCE_KULP_DIR: the modules built for another kernel (the debug lane)
+KULP=${MROCE_KULP_DIR:-$MROCE_TOP/tools/kulp}/mroce_kulp.ko
 [ -f "$KULP" ] || fail "$KULP not built (make tools)"
 
 kulp_loaded() { [ -d /sys/module/mroce_kulp ]; }

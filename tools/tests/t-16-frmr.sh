@@ -17,7 +17,8 @@
 . "$(dirname "$0")/lib.sh"
 
 need_cmd rdma dmesg ibv_devinfo
-KFRMR=$MROCE_TOP/tools/kulp/mroce_kfrmr.ko
+# MROCE_KULP_DIR: the modules built for another kernel (the debug lane)
+KFRMR=${MROCE_KULP_DIR:-$MROCE_TOP/tools/kulp}/mroce_kfrmr.ko
 [ -f "$KFRMR" ] || fail "$KFRMR not built (make tools)"
 
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
