@@ -302,6 +302,25 @@ int mroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 void mroce_cqe_to_wc(const struct mroce_cqe *cqe, struct ibv_wc *wc);
 int mroce_cq_poll_ring(struct mroce_ring *ring, int ne, struct ibv_wc *wc);
 
+/* The ibv_send_flags the rings carry (struct mroce_send_wqe.flags). */
+#define MROCE_SEND_FLAGS_SUPPORTED					\
+	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |	\
+	 IBV_SEND_INLINE)
+
+/* The WQE flags of a WR's ibv_send_flags (inline is set by the writer). */
+static inline uint16_t mroce_wqe_flags(unsigned int send_flags, bool sig_all)
+{
+	uint16_t f = 0;
+
+	if (sig_all || (send_flags & IBV_SEND_SIGNALED))
+		f |= MROCE_WQE_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		f |= MROCE_WQE_SOLICITED;
+	if (send_flags & IBV_SEND_FENCE)
+		f |= MROCE_WQE_FENCE;
+	return f;
+}
+
 /* mroce_cq_ex.c */
 struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr);
@@ -323,6 +342,8 @@ int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
+int mroce_check_wq(const struct mroce_ring_info *info, uint32_t max_wr,
+		   uint64_t slot_need, const char *what);
 int mroce_qp_check_resp(const struct ibv_qp_cap *cap,
 			const struct mroce_create_qp_resp *drv, bool has_rq);
 int mroce_sq_doorbell(struct ibv_qp *ibqp);

@@ -43,10 +43,6 @@ _Static_assert((int)IBV_WR_RDMA_WRITE == (int)IB_UVERBS_WR_RDMA_WRITE &&
 		       (int)IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD,
 	       "enum ibv_wr_opcode is enum ib_uverbs_wr_opcode");
 
-#define MROCE_SEND_FLAGS_SUPPORTED					\
-	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |	\
-	 IBV_SEND_INLINE)
-
 #define MROCE_SEND_WQE_HDR	sizeof(struct mroce_send_wqe)
 #define MROCE_RECV_WQE_HDR	sizeof(struct mroce_recv_wqe)
 
@@ -54,8 +50,9 @@ _Static_assert((int)IBV_WR_RDMA_WRITE == (int)IB_UVERBS_WR_RDMA_WRITE &&
  * Creation: what the kernel granted must fit the rings it gave us.
  */
 
-static int mroce_check_wq(const struct mroce_ring_info *info,
-			  uint32_t max_wr, uint64_t slot_need, const char *what)
+/* A work queue's ring (RQ, SQ, SRQ) must hold max_wr WQEs of slot_need. */
+int mroce_check_wq(const struct mroce_ring_info *info, uint32_t max_wr,
+		   uint64_t slot_need, const char *what)
 {
 	int ret;
 
@@ -303,12 +300,7 @@ static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
 	memset(&wqe, 0, sizeof(wqe));
 	wqe.wr_id = wr->wr_id;
 	wqe.opcode = wr->opcode;
-	if (sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
-		wqe.flags |= MROCE_WQE_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		wqe.flags |= MROCE_WQE_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		wqe.flags |= MROCE_WQE_FENCE;
+	wqe.flags = mroce_wqe_flags(wr->send_flags, sig_all);
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:

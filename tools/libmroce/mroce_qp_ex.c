@@ -39,9 +39,6 @@
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 #define MROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
-#define MROCE_WR_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED |		\
-			IBV_SEND_SOLICITED | IBV_SEND_INLINE)
-
 static inline struct mroce_qp *qp_of(struct ibv_qp_ex *qp_ex)
 {
 	return container_of(qp_ex, struct mroce_qp, vqp.qp_ex);
@@ -65,7 +62,7 @@ static struct mroce_send_wqe *mroce_wr_begin(struct ibv_qp_ex *qp_ex,
 
 	if (qp->wr_err)
 		return NULL;
-	if (qp_ex->wr_flags & ~(unsigned int)MROCE_WR_FLAGS) {
+	if (qp_ex->wr_flags & ~(unsigned int)MROCE_SEND_FLAGS_SUPPORTED) {
 		mroce_wr_fail(qp, EINVAL);
 		return NULL;
 	}
@@ -77,12 +74,7 @@ static struct mroce_send_wqe *mroce_wr_begin(struct ibv_qp_ex *qp_ex,
 	memset(w, 0, sizeof(*w));
 	w->wr_id = qp_ex->wr_id;
 	w->opcode = opcode;
-	if (qp->sq_sig_all || (qp_ex->wr_flags & IBV_SEND_SIGNALED))
-		w->flags |= MROCE_WQE_SIGNALED;
-	if (qp_ex->wr_flags & IBV_SEND_SOLICITED)
-		w->flags |= MROCE_WQE_SOLICITED;
-	if (qp_ex->wr_flags & IBV_SEND_FENCE)
-		w->flags |= MROCE_WQE_FENCE;
+	w->flags = mroce_wqe_flags(qp_ex->wr_flags, qp->sq_sig_all);
 	qp->wr_count++;
 	qp->wr_cur = w;
 	return w;

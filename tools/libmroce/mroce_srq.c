@@ -34,16 +34,9 @@ struct ibv_srq *mroce_create_srq(struct ibv_pd *ibpd,
 		goto err_free;
 
 	/* every field of the ring description is checked before use */
-	ret = mroce_ring_check(&resp.drv.srq, 8, "SRQ");
 	need = sizeof(struct mroce_recv_wqe) +
 	       (uint64_t)attr->attr.max_sge * sizeof(struct mroce_sge);
-	if (!ret && (resp.drv.srq.num_slots < attr->attr.max_wr ||
-		     resp.drv.srq.stride < need)) {
-		mroce_abi_err("kernel SRQ ring: %u slots of %u bytes, but max_wr %u and %u SGEs",
-			      resp.drv.srq.num_slots, resp.drv.srq.stride,
-			      attr->attr.max_wr, attr->attr.max_sge);
-		ret = EPROTO;
-	}
+	ret = mroce_check_wq(&resp.drv.srq, attr->attr.max_wr, need, "SRQ");
 	if (!ret)
 		ret = mroce_ring_map(&srq->wq.ring, ibpd->context->cmd_fd,
 				     &resp.drv.srq, 8, "SRQ");

@@ -1073,11 +1073,6 @@ out:
 }
 
 /*
- * The QP is in ERR: every posted receive WQE completes flushed, after the
- * one a fatal error failed.  Also the RQ doorbell of user QPs, which does
- * nothing unless the QP is in ERR.
- */
-/*
  * With an SRQ: flush the WQEs this QP bound, in rq_seq order (those it
  * did not take stay in the SRQ), and say whether LAST_WQE_REACHED is
  * due: once per entry into ERR, after the last of them.
@@ -1103,6 +1098,11 @@ static bool mroce_rq_flush_srq(struct mroce_qp *qp)
 	return true;
 }
 
+/*
+ * The QP is in ERR: every posted receive WQE completes flushed, after the
+ * one a fatal error failed.  Also the RQ doorbell of user QPs, which does
+ * nothing unless the QP is in ERR.
+ */
 void mroce_rq_flush(struct mroce_qp *qp)
 {
 	bool last_wqe = false;
