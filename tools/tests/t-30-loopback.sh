@@ -4,7 +4,11 @@
 # QPs whose peer is on the same device: a QP connected to itself (NCCL's
 # GPU flush reads through one) and two QPs of one device, over IPv4 and
 # over IPv6 GIDs; on the pair, WRITEs that only the responder's delayed
-# ACK answers, and bursts of small WRITEs whose ACKs are coalesced.
+# ACK answers, a failed WQE that stops the send queue behind a 48 KiB and
+# a 1 MiB WRITE, a responder destroyed (or moved to ERR) right after its
+# receive completes, whose pending delayed ACK must still reach the
+# requester, and bursts of small WRITEs whose ACKs are coalesced
+# (tools/tests/src/loopback_qp.c says what each section checks).
 . "$(dirname "$0")/lib.sh"
 
 need_cmd rdma

@@ -21,7 +21,18 @@
  *    the bad SEND with LOC_PROT_ERR, the last one with WR_FLUSH_ERR; the
  *    last one never left (B's receives stay posted, B's memory holds no
  *    byte of it), although ACKs for the WRITE arrive while the bad WQE
- *    waits for the WRITE to complete.
+ *    waits for the WRITE to complete.  Then BIG_STOP_ROUNDS more with a
+ *    1 MiB WRITE, four times the 256-PSN window: the window's ACKs keep
+ *    restarting the requester after it found the bad WQE, which is when
+ *    an engine that fetched past a failed WQE sent the SEND behind it.
+ * 5. A responder that goes away owes the ACK of what it delivered:
+ *    ACK_ROUNDS times, on a fresh pair, one unsignaled SEND (its last
+ *    packet asks for no ACK, so only the delayed ACK answers it); B
+ *    polls the receive and at once destroys its QP (even rounds) or
+ *    moves it to ERR (odd rounds).  A must see no completion (the SEND
+ *    succeeded) and stay in RTS past its retry budget: before the
+ *    pending ACK was sent at destroy, A resent into a QP that no longer
+ *    answered and failed a delivered SEND with RETRY_EXC_ERR.
  *
  *   loopback_qp DEV GID_INDEX burst
  *
@@ -43,15 +54,20 @@ struct ctx {
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	unsigned char *buf;
+	struct ibv_mr *big_mr;		/* BIG bytes, for section 4's 1 MiB WRITEs */
+	unsigned char *big;
 	union ibv_gid gid;
 	int gidx;
 };
 
 #define BUF 65536
+#define BIG (1 << 20)
 #define FENCE_ROUNDS 16
 #define BURST_WRS 48
 #define BURST_ROUNDS 4
 #define STOP_ROUNDS 8
+#define BIG_STOP_ROUNDS 4
+#define ACK_ROUNDS 16
 #define ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 		IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -67,15 +83,21 @@ static struct ibv_qp *make_qp(struct ctx *c)
 	return qp;
 }
 
-static int connect_qp(struct ctx *c, struct ibv_qp *qp, uint32_t dqpn)
+static int connect_qp_budget(struct ctx *c, struct ibv_qp *qp, uint32_t dqpn,
+			     uint8_t timeout, uint8_t retry_cnt)
 {
 	struct mtest_path p = {
 		.dest_qpn = dqpn, .rq_psn = 7, .sq_psn = 7, .dgid = c->gid,
 		.sgid_index = (uint8_t)c->gidx, .port = 1, .mtu = IBV_MTU_1024,
-		.rd_atomic = 4, .timeout = 14, .retry_cnt = 7,
+		.rd_atomic = 4, .timeout = timeout, .retry_cnt = retry_cnt,
 	};
 
 	return mtest_qp_rtr(qp, &p) || mtest_qp_rts(qp, &p) ? -1 : 0;
+}
+
+static int connect_qp(struct ctx *c, struct ibv_qp *qp, uint32_t dqpn)
+{
+	return connect_qp_budget(c, qp, dqpn, 14, 7);
 }
 
 /* Two QPs of the device connected to each other; false if not. */
@@ -138,7 +160,7 @@ static void bursts(struct ctx *c, struct ibv_qp *a, uint64_t base,
 
 /* Section 4: nothing after a failed WQE starts (see the header) */
 static bool stop_round(struct ctx *c, uint64_t base, uint32_t lkey,
-		       uint32_t rkey)
+		       uint32_t rkey, bool big)
 {
 	struct ibv_sge sg[3] = {
 		{ (uintptr_t)c->buf, 49152, lkey },
@@ -167,6 +189,14 @@ static bool stop_round(struct ctx *c, uint64_t base, uint32_t lkey,
 	/* [0, 48 KiB) onto itself: B's view of A's memory is the same MR */
 	wr[0].wr.rdma.remote_addr = base;
 	wr[0].wr.rdma.rkey = rkey;
+	if (big) {
+		/* 1 MiB of the big MR onto itself */
+		sg[0].addr = (uintptr_t)c->big;
+		sg[0].length = BIG;
+		sg[0].lkey = c->big_mr->lkey;
+		wr[0].wr.rdma.remote_addr = (uintptr_t)c->big;
+		wr[0].wr.rdma.rkey = c->big_mr->rkey;
+	}
 	ok = ok && !mtest_post_wr(a, wr);
 	n = ok ? mtest_poll(c->cq, wc, 3, 10000) : 0;
 	ok = n == 3 && wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS &&
@@ -187,6 +217,64 @@ static bool stop_round(struct ctx *c, uint64_t base, uint32_t lkey,
 		ok = c->buf[57344 + k] == 0xee;
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
+	mtest_drain_cq(c->cq);
+	return ok;
+}
+
+/* Section 5: the delayed ACK leaves before the responder goes (header) */
+static bool ack_round(struct ctx *c, uint32_t lkey, int round)
+{
+	struct ibv_qp *a = make_qp(c), *b = make_qp(c);
+	struct ibv_sge sge = { (uintptr_t)c->buf + 100, 64, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 21, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND,	/* unsignaled: its ACK is delayed */
+	};
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	double t0;
+	bool ok;
+	int n;
+
+	/*
+	 * timeout 12 (16.8 ms), 3 retries: A gives up within about 70 ms
+	 * of a lost ACK, long enough for a slow (debug, TCG) guest to get
+	 * the SEND to B and B's ACK back
+	 */
+	ok = a && b && !connect_qp_budget(c, a, b->qp_num, 12, 3) &&
+	     !connect_qp_budget(c, b, a->qp_num, 12, 3) &&
+	     !mtest_post_recv(b, 22, c->buf + 57344, 2048, lkey) &&
+	     !mtest_post_wr(a, &wr);
+	/* B's receive, then at once B goes: nothing in between */
+	t0 = mtest_now();
+	do
+		n = ok ? ibv_poll_cq(c->cq, 1, &wc) : -1;
+	while (n == 0 && mtest_now() - t0 < 10);
+	if (n == 1 && wc.wr_id == 22 && wc.status == IBV_WC_SUCCESS) {
+		if (round & 1)
+			ok = !ibv_modify_qp(b, &err, IBV_QP_STATE);
+		else
+			ok = !ibv_destroy_qp(b);
+		if (!(round & 1))
+			b = NULL;
+	} else {
+		mtest_say("round %d: B's receive: %d, wr_id %llu, %s", round,
+			  n, n == 1 ? (unsigned long long)wc.wr_id : 0ULL,
+			  n == 1 ? ibv_wc_status_str(wc.status) : "-");
+		ok = false;
+	}
+	/* well past A's budget: a lost ACK shows as RETRY_EXC_ERR */
+	n = ok ? mtest_poll(c->cq, &wc, 1, 500) : 0;
+	if (n) {
+		mtest_say("round %d: A's SEND completed with %s", round,
+			  ibv_wc_status_str(wc.status));
+		ok = false;
+	}
+	ok = ok && mtest_qp_state(a) == IBV_QPS_RTS;
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
 	mtest_drain_cq(c->cq);
 	return ok;
 }
@@ -215,7 +303,10 @@ int main(int argc, char **argv)
 	c.cq = ibv_create_cq(c.dev, 256, NULL, NULL, 0);
 	c.buf = calloc(1, BUF);
 	c.mr = ibv_reg_mr(c.pd, c.buf, BUF, IBV_ACCESS_LOCAL_WRITE | ACCESS);
-	mtest_check(c.pd && c.cq && c.buf && c.mr, "PD, CQ, 64 KiB MR");
+	c.big = mtest_alloc(BIG);
+	c.big_mr = ibv_reg_mr(c.pd, c.big, BIG, IBV_ACCESS_LOCAL_WRITE | ACCESS);
+	mtest_check(c.pd && c.cq && c.buf && c.mr && c.big_mr,
+		    "PD, CQ, 64 KiB and 1 MiB MRs");
 	mtest_check(!ibv_query_gid(c.dev, 1, c.gidx, &c.gid), "GID");
 	if (mtest_failed)
 		return 1;
@@ -324,16 +415,31 @@ int main(int argc, char **argv)
 			    FENCE_ROUNDS);
 
 	/* 4. a failed WQE stops the send queue */
-	for (i = 0; i < STOP_ROUNDS && stop_round(&c, base, lkey, rkey); i++)
+	for (i = 0; i < STOP_ROUNDS && stop_round(&c, base, lkey, rkey, false);
+	     i++)
 		;
 	mtest_check(i == STOP_ROUNDS,
 		    "A->B: WRITE, SEND with a bad lkey, SEND: success, LOC_PROT_ERR, flushed; nothing sent after the failure (%d of %d rounds)",
 		    i, STOP_ROUNDS);
+	for (i = 0;
+	     i < BIG_STOP_ROUNDS && stop_round(&c, base, lkey, rkey, true); i++)
+		;
+	mtest_check(i == BIG_STOP_ROUNDS,
+		    "A->B: 1 MiB WRITE (4 windows), SEND with a bad lkey, SEND: nothing sent after the failure (%d of %d rounds)",
+		    i, BIG_STOP_ROUNDS);
+
+	/* 5. the responder's pending ACK leaves before it goes */
+	for (i = 0; i < ACK_ROUNDS && ack_round(&c, lkey, i); i++)
+		;
+	mtest_check(i == ACK_ROUNDS,
+		    "A->B: unsignaled SEND, B destroyed or moved to ERR once it polled the receive: A's SEND succeeds, A stays in RTS (%d of %d rounds)",
+		    i, ACK_ROUNDS);
 
 	ibv_destroy_qp(self);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_dereg_mr(c.mr);
+	ibv_dereg_mr(c.big_mr);
 	ibv_destroy_cq(c.cq);
 	ibv_dealloc_pd(c.pd);
 	ibv_close_device(c.dev);

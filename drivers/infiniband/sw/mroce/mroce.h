@@ -858,6 +858,7 @@ void mroce_req_task(struct tasklet_struct *t);
 void mroce_req_kick(struct mroce_qp *qp);
 enum hrtimer_restart mroce_req_pace_timer(struct hrtimer *t);
 enum hrtimer_restart mroce_resp_ack_timer(struct hrtimer *t);
+void mroce_resp_ack_flush(struct mroce_qp *qp);
 
 /* mroce_comp.c: completer */
 void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,

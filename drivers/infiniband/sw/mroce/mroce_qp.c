@@ -408,6 +408,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->state_lock);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock_bh(&qp->state_lock);
+	mroce_resp_ack_flush(qp);
 	mroce_qp_quiesce(qp);
 	/*
 	 * A failure work item may still be flushing (it read the state
@@ -427,6 +428,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 /* Forget everything about the connection: RESET. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
+	mroce_resp_ack_flush(qp);
 	mroce_qp_quiesce(qp);
 
 	spin_lock_bh(&qp->sq.lock);
@@ -673,6 +675,7 @@ void mroce_qp_error(struct mroce_qp *qp)
 	}
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_bh(&qp->state_lock);
+	mroce_resp_ack_flush(qp);
 	mroce_sq_flush(qp);
 	mroce_rq_flush(qp);
 }

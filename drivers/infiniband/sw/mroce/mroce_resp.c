@@ -181,6 +181,27 @@ out:
 }
 
 /*
+ * Send the delayed ACK now, if one is pending.  A QP that stops
+ * receiving (modify_qp to ERR or RESET, a fatal error, destroy) owes its
+ * peer the ACK of what it delivered: its consumer may have polled those
+ * completions and gone, and without the ACK the requester would resend
+ * into a QP that no longer answers and fail messages that arrived.  Under
+ * rq.lock, so a packet being handled either saw the old state and its
+ * arrival is in this ACK, or sees the new one and is dropped unanswered.
+ */
+void mroce_resp_ack_flush(struct mroce_qp *qp)
+{
+	spin_lock_bh(&qp->rq.lock);
+	if (qp->rq.unacked_last) {
+		mroce_qcount(qp, MROCE_CNT_TX_ACKS_DELAYED, 1);
+		mroce_resp_ack_send(qp, &qp->rq.unacked,
+				    mroce_now_us() - qp->rq.unacked.at_us,
+				    0, 0, 0, 0);
+	}
+	spin_unlock_bh(&qp->rq.lock);
+}
+
+/*
  * With an SRQ: the WQE bound to @seq, or the SRQ's next one, bound now.
  * The binding table covers the window: a message takes at least one PSN.
  */
