@@ -11,7 +11,8 @@
 # each side whose receives all come from one shared receive queue
 # (polling and CQ events, buffers validated); and ibv_ud_pingpong: UD
 # QPs and address handles created by the provider, datagrams of up to
-# the port MTU behind their GRH.  MROCE_TEST_TRANSPORT=rxe runs the same
+# the port MTU behind their GRH; last, ibv_xsrq_pingpong's clean refusal
+# (XRC is declined).  MROCE_TEST_TRANSPORT=rxe runs the same
 # against rdma_rxe (one device talking to itself, see rdma-lib.sh).
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -110,4 +111,20 @@ if [ "$RDMA_TRANSPORT" = mroce ]; then
 	check "IPv6 GIDs of $DEV_S and $DEV_C (${g6s:-none}, ${g6c:-none})" \
 		test -n "$g6s" -a -n "$g6c"
 	GID_S=$g6s GID_C=$g6c xpingpong ibv_ud_pingpong "UD over IPv6" 1024 200
+fi
+
+# XRC is declined (Documentation/mroce.rst, "Verbs not offered"): the
+# device does not advertise it, and ibv_xsrq_pingpong stops cleanly at
+# ibv_open_xrcd with EOPNOTSUPP (95) instead of half-working
+if [ "$RDMA_TRANSPORT" = mroce ]; then
+	need_cmd ibv_xsrq_pingpong ibv_devinfo
+	check_eq "$DEV_S advertises no XRC in its device_cap_flags" "" \
+		"$(in_server ibv_devinfo -v -d "$DEV_S" | grep -w XRC)"
+	xs=$(in_server timeout 30 ibv_xsrq_pingpong -d "$DEV_S" -g "$GID_S" \
+		-p $((port + 1)) 2>&1)
+	xrc=$?
+	check_eq "ibv_xsrq_pingpong exits 1 at once ($(echo "$xs" | head -1))" \
+		1 "$xrc"
+	check_match "ibv_xsrq_pingpong: the XRC domain is refused with EOPNOTSUPP" \
+		"Couldn't Open the XRC Domain 95" "$xs"
 fi
