@@ -6,11 +6,12 @@
 # the collectives PyTorch's gloo backend runs) with its ibverbs
 # transport.  Three ranks, two in h1 on mroce1 (their pair is a QP to
 # the same device) and one in h2 on mroce2, meet through a file store,
-# connect a full mesh of RC QPs and run, 20 times each, a ring allreduce
-# and a halving-doubling allreduce of 256 Ki floats (1 MiB per rank),
-# checked element by element, a broadcast and a barrier
-# (tools/tests/src/gloo_allreduce.cc).  Every rank must exit 0; the
-# median times are logged as RESULT lines.
+# connect a full mesh of RC QPs and run, for each of four sizes (1000,
+# 64 Ki, 256 Ki and 1 Mi floats: 4 KB to 4 MiB per rank), 10 times each,
+# a ring allreduce and a halving-doubling allreduce, checked element by
+# element, a broadcast and a barrier (tools/tests/src/gloo_allreduce.cc).
+# Every rank must exit 0; the median times and bus bandwidths are logged
+# as RESULT lines.
 #
 # Gloo gives its QPs timeout 14 and retry_cnt 7 (a 0.54 s retry budget)
 # and sends as soon as its side of a pair is in RTS.  modify_qp(RTR)
@@ -29,8 +30,8 @@ PROG=$MROCE_TOP/tools/tests/src/gloo_allreduce
 setup_rdma_pair
 [ "$RDMA_TRANSPORT" = mroce ] || fail "t-24 needs two namespaces (mroce)"
 
-COUNT=${MROCE_GLOO_COUNT:-262144}
-ITERS=${MROCE_GLOO_ITERS:-20}
+COUNT=${MROCE_GLOO_COUNT:-1000,65536,262144,1048576}
+ITERS=${MROCE_GLOO_ITERS:-10}
 STORE=$(mktemp -d /tmp/gloo-store.XXXXXX)
 require "h1 and h2 know each other's MAC" in_h1 ping -c 1 -W 5 "$ADDR_C"
 in_h2 ping -c 1 -W 5 "$ADDR_S" >/dev/null

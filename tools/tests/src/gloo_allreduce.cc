@@ -3,17 +3,20 @@
  * gloo_allreduce - collectives through Gloo's ibverbs transport (Debian's
  * libgloo), one process per rank:
  *
- *   gloo_allreduce RANK SIZE STORE_DIR DEVICE GID_INDEX COUNT ITERS
+ *   gloo_allreduce RANK SIZE STORE_DIR DEVICE GID_INDEX COUNT[,COUNT...] ITERS
  *
  * The ranks meet through files in STORE_DIR (a directory every rank sees;
  * DirStore below), connect a full mesh of RC queue pairs on
- * DEVICE port 1 with the RoCE v2 GID at GID_INDEX, then, ITERS times:
- * a ring allreduce and a halving-doubling allreduce (sum) of COUNT
- * floats, each rank contributing (rank + 1) * (i % 1000 + 1) at index i,
- * checked against SIZE (SIZE + 1) / 2 * (i % 1000 + 1) everywhere; a
- * broadcast from the last rank, checked; a barrier.  Prints one line per
- * collective with its median time and exits 0 only if every element of
- * every result was right.
+ * DEVICE port 1 with the RoCE v2 GID at GID_INDEX, then for each COUNT,
+ * ITERS times: a ring allreduce and a halving-doubling allreduce (sum) of
+ * COUNT floats, each rank contributing (rank + 1) * (i % 1000 + 1) at
+ * index i, checked against SIZE (SIZE + 1) / 2 * (i % 1000 + 1)
+ * everywhere; a broadcast from the last rank, checked; a barrier.  Prints
+ * one line per collective and size with its median time and its bus
+ * bandwidth at the median (NCCL's definition: an allreduce moves
+ * 2 (SIZE - 1) / SIZE times the buffer through each rank's link, a
+ * broadcast the buffer once), and exits 0 only if every element of every
+ * result was right.
  */
 #include <algorithm>
 #include <chrono>
@@ -137,21 +140,110 @@ size_t wrong_sums(const std::vector<float> &v, int size)
 	return bad;
 }
 
+/* bus bandwidth in MB/s of @factor x @bytes moved in @ms */
+double busbw(double factor, size_t bytes, double ms)
+{
+	return ms > 0 ? factor * static_cast<double>(bytes) / (ms * 1000.0) : 0;
+}
+
+/* ITERS rounds of the four collectives on COUNT floats; wrong elements */
+size_t run_size(const std::shared_ptr<gloo::rendezvous::Context> &ctx,
+		int rank, int size, size_t count, int iters)
+{
+	std::vector<float> buf(count);
+	std::vector<float *> ptrs{buf.data()};
+	gloo::AllreduceRing<float> ring(ctx, ptrs, static_cast<int>(count));
+	gloo::AllreduceHalvingDoubling<float> hd(ctx, ptrs,
+						 static_cast<int>(count));
+	gloo::BroadcastOneToAll<float> bcast(ctx, ptrs, static_cast<int>(count),
+					     size - 1);
+	gloo::BarrierAllToAll barrier(ctx);
+	std::vector<double> t_ring, t_hd, t_bc;
+	const size_t bytes = count * sizeof(float);
+	const double ar = 2.0 * (size - 1) / size;
+	size_t bad = 0;
+
+	for (int it = 0; it < iters; it++) {
+		fill(buf, rank);
+		auto t0 = clk::now();
+		ring.run();
+		t_ring.push_back(std::chrono::duration<double, std::milli>(
+			clk::now() - t0).count());
+		bad += wrong_sums(buf, size);
+
+		fill(buf, rank);
+		t0 = clk::now();
+		hd.run();
+		t_hd.push_back(std::chrono::duration<double, std::milli>(
+			clk::now() - t0).count());
+		bad += wrong_sums(buf, size);
+
+		std::fill(buf.begin(), buf.end(),
+			  static_cast<float>(rank == size - 1 ? it + 7 : -1));
+		t0 = clk::now();
+		bcast.run();
+		t_bc.push_back(std::chrono::duration<double, std::milli>(
+			clk::now() - t0).count());
+		for (float f : buf)
+			bad += f != static_cast<float>(it + 7);
+		barrier.run();
+	}
+	/*
+	 * gloo's buffers refuse to be destroyed with a send whose
+	 * completion has not been polled yet (the barrier does not wait
+	 * for its sends): let the last ACKs arrive first.
+	 */
+	std::this_thread::sleep_for(std::chrono::milliseconds(500));
+	const double m_ring = median_ms(t_ring), m_hd = median_ms(t_hd),
+		     m_bc = median_ms(t_bc);
+	printf("gloo_allreduce: rank %d: allreduce ring %zu floats x %d: median %.2f ms, busbw %.1f MB/s\n",
+	       rank, count, iters, m_ring, busbw(ar, bytes, m_ring));
+	printf("gloo_allreduce: rank %d: allreduce halving-doubling %zu floats x %d: median %.2f ms, busbw %.1f MB/s\n",
+	       rank, count, iters, m_hd, busbw(ar, bytes, m_hd));
+	printf("gloo_allreduce: rank %d: broadcast %zu floats x %d: median %.2f ms, busbw %.1f MB/s\n",
+	       rank, count, iters, m_bc, busbw(1.0, bytes, m_bc));
+	return bad;
+}
+
+/* "1000,65536": the sizes, in floats; empty on a malformed list */
+std::vector<size_t> parse_counts(const char *s)
+{
+	std::vector<size_t> v;
+	char *end;
+
+	for (;;) {
+		size_t n = strtoul(s, &end, 0);
+
+		if (end == s || n == 0 || n > (1UL << 28))
+			return {};
+		v.push_back(n);
+		if (*end == '\0')
+			return v;
+		if (*end != ',')
+			return {};
+		s = end + 1;
+	}
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc != 8) {
 		fprintf(stderr,
-			"usage: %s RANK SIZE STORE_DIR DEVICE GID_INDEX COUNT ITERS\n",
+			"usage: %s RANK SIZE STORE_DIR DEVICE GID_INDEX COUNT[,COUNT...] ITERS\n",
 			argv[0]);
 		return 2;
 	}
 	const int rank = atoi(argv[1]), size = atoi(argv[2]);
-	const size_t count = strtoul(argv[6], nullptr, 0);
+	const std::vector<size_t> counts = parse_counts(argv[6]);
 	const int iters = atoi(argv[7]);
 	size_t bad = 0;
 
+	if (counts.empty() || iters <= 0 || size < 1) {
+		fprintf(stderr, "gloo_allreduce: bad COUNT list or ITERS\n");
+		return 2;
+	}
 	try {
 		gloo::transport::ibverbs::attr attr;
 
@@ -167,55 +259,8 @@ int main(int argc, char **argv)
 		ctx->connectFullMesh(store, dev);
 		printf("gloo_allreduce: rank %d of %d connected on %s GID %d\n",
 		       rank, size, argv[4], attr.index);
-
-		std::vector<float> buf(count);
-		std::vector<float *> ptrs{buf.data()};
-		gloo::AllreduceRing<float> ring(ctx, ptrs, static_cast<int>(count));
-		gloo::AllreduceHalvingDoubling<float> hd(ctx, ptrs,
-							 static_cast<int>(count));
-		gloo::BroadcastOneToAll<float> bcast(ctx, ptrs,
-						     static_cast<int>(count),
-						     size - 1);
-		gloo::BarrierAllToAll barrier(ctx);
-		std::vector<double> t_ring, t_hd, t_bc;
-
-		for (int it = 0; it < iters; it++) {
-			fill(buf, rank);
-			auto t0 = clk::now();
-			ring.run();
-			t_ring.push_back(std::chrono::duration<double, std::milli>(
-				clk::now() - t0).count());
-			bad += wrong_sums(buf, size);
-
-			fill(buf, rank);
-			t0 = clk::now();
-			hd.run();
-			t_hd.push_back(std::chrono::duration<double, std::milli>(
-				clk::now() - t0).count());
-			bad += wrong_sums(buf, size);
-
-			std::fill(buf.begin(), buf.end(),
-				  static_cast<float>(rank == size - 1 ? it + 7 : -1));
-			t0 = clk::now();
-			bcast.run();
-			t_bc.push_back(std::chrono::duration<double, std::milli>(
-				clk::now() - t0).count());
-			for (float f : buf)
-				bad += f != static_cast<float>(it + 7);
-			barrier.run();
-		}
-		/*
-		 * gloo's buffers refuse to be destroyed with a send whose
-		 * completion has not been polled yet (the barrier does not
-		 * wait for its sends): let the last ACKs arrive first.
-		 */
-		std::this_thread::sleep_for(std::chrono::milliseconds(500));
-		printf("gloo_allreduce: rank %d: allreduce ring %zu floats x %d: median %.2f ms\n",
-		       rank, count, iters, median_ms(t_ring));
-		printf("gloo_allreduce: rank %d: allreduce halving-doubling %zu floats x %d: median %.2f ms\n",
-		       rank, count, iters, median_ms(t_hd));
-		printf("gloo_allreduce: rank %d: broadcast %zu floats x %d: median %.2f ms\n",
-		       rank, count, iters, median_ms(t_bc));
+		for (size_t count : counts)
+			bad += run_size(ctx, rank, size, count, iters);
 	} catch (const std::exception &e) {
 		fprintf(stderr, "gloo_allreduce: rank %d: %s\n", rank, e.what());
 		return 1;
