@@ -497,6 +497,58 @@ static bool srq_connect(struct ibv_qp *qp, const struct end *e,
  * nothing more and reports LAST_WQE_REACHED, and the other QP still finds
  * the WQEs it left; the SRQ cannot go while QPs use it.
  */
+/*
+ * An SRQ holds what it granted and no more: a list one WR longer fails
+ * with ENOMEM at the WR that did not fit (bad_wr), the ones before it
+ * posted; an SGE list longer than max_sge is EINVAL.
+ */
+static void test_srq_overflow(struct end *b)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_recv_wr wr[SRQ_WRS + 1] = {}, *bad = NULL;
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)b->buf, 64, b->mr->lkey },
+		{ (uintptr_t)b->buf + 64, 64, b->mr->lkey },
+	};
+	struct ibv_srq *srq = ibv_create_srq(b->pd, &sa);
+	unsigned int i, n;
+	int ret;
+
+	if (!mtest_check(srq && sa.attr.max_wr >= 4 &&
+			 sa.attr.max_wr <= SRQ_WRS,
+			 "B: a small SRQ (4 WRs asked, %u granted): %s",
+			 srq ? sa.attr.max_wr : 0,
+			 srq ? "ok" : strerror(errno)))
+		goto out;
+	n = sa.attr.max_wr;
+	for (i = 0; i <= n; i++) {
+		wr[i].wr_id = 900 + i;
+		wr[i].sg_list = sge;
+		wr[i].num_sge = 1;
+		wr[i].next = i < n ? &wr[i + 1] : NULL;
+	}
+	ret = ibv_post_srq_recv(srq, wr, &bad);
+	mtest_check(ret == ENOMEM && bad == &wr[n],
+		    "B: %u + 1 receives on an SRQ of %u: ENOMEM at the last (%s, bad_wr %ld)",
+		    n, n, strerror(ret), bad ? (long)(bad - wr) : -1L);
+	wr[0].next = NULL;
+	bad = NULL;
+	ret = ibv_post_srq_recv(srq, wr, &bad);
+	mtest_check(ret == ENOMEM && bad == wr,
+		    "B: one more on the full SRQ: ENOMEM (%s)", strerror(ret));
+	ibv_destroy_srq(srq);
+	srq = ibv_create_srq(b->pd, &sa);
+	wr[0].num_sge = 2;
+	bad = NULL;
+	ret = srq ? ibv_post_srq_recv(srq, wr, &bad) : -1;
+	mtest_check(ret == EINVAL && bad == wr,
+		    "B: 2 SGEs on an SRQ of max_sge 1: EINVAL (%s)",
+		    ret < 0 ? "no SRQ" : strerror(ret));
+out:
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
 static void test_srq(struct end *a, struct end *b)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SRQ_WRS,
@@ -519,7 +571,9 @@ static void test_srq(struct end *a, struct end *b)
 	mtest_check(sa.attr.max_wr >= SRQ_WRS && sa.attr.max_sge >= 2,
 		    "B: SRQ granted %u WRs, %u SGEs", sa.attr.max_wr,
 		    sa.attr.max_sge);
-	mtest_check(!ibv_query_srq(srq, &at) && at.max_wr == sa.attr.max_wr &&
+	/* queried first: the message's arguments are read before the call */
+	ret = ibv_query_srq(srq, &at);
+	mtest_check(!ret && at.max_wr == sa.attr.max_wr &&
 		    at.max_sge == sa.attr.max_sge && at.srq_limit == 0,
 		    "B: query_srq: max_wr %u max_sge %u limit %u", at.max_wr,
 		    at.max_sge, at.srq_limit);
@@ -531,6 +585,7 @@ static void test_srq(struct end *a, struct end *b)
 	ret = ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT);
 	mtest_check(ret == EINVAL, "B: a limit above max_wr: EINVAL (%s)",
 		    strerror(ret));
+	test_srq_overflow(b);
 
 	for (i = 0; i < 2; i++) {
 		struct ibv_qp_init_attr qi = {
