@@ -686,7 +686,8 @@ static void test_srq(struct end *a, struct end *b)
 		    ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
 		    ev.element.srq == srq,
 		    "B: SRQ_LIMIT_REACHED once 3 < %d WQEs are left", SRQ_LIMIT);
-	mtest_check(!ibv_query_srq(srq, &at) && at.srq_limit == 0,
+	ret = ibv_query_srq(srq, &at);
+	mtest_check(!ret && at.srq_limit == 0,
 		    "B: the limit is disarmed (%u)", at.srq_limit);
 
 	/* QP 0 of B fails: it had bound nothing, so nothing is flushed */
