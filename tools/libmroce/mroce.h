@@ -198,6 +198,12 @@ _Static_assert(offsetof(struct mroce_ring_hdr, cons) == 64 &&
 _Static_assert(sizeof(struct mroce_sge) == 16, "struct mroce_sge");
 _Static_assert(sizeof(struct mroce_send_wqe) == 64,
 	       "send WQE header is 64 bytes");
+_Static_assert(sizeof(((struct mroce_send_wqe *)0)->wr) == 32 &&
+	       offsetof(struct mroce_send_wqe, wr) == 24 &&
+	       offsetof(struct mroce_send_wqe, wr.bind.length) == 32 &&
+	       offsetof(struct mroce_send_wqe, wr.bind.mr_lkey) == 40 &&
+	       offsetof(struct mroce_send_wqe, wr.bind.access) == 52,
+	       "the work request union, BIND_MW's fields");
 _Static_assert(sizeof(struct mroce_recv_wqe) == 16,
 	       "receive WQE header is 16 bytes");
 _Static_assert(sizeof(struct mroce_cqe) == 32, "CQE is 32 bytes");

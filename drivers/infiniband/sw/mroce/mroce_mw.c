@@ -34,6 +34,10 @@
 
 #include "mroce.h"
 
+/* the ring's BIND_MW fields (uapi/rdma/mroce-abi.h) fit the WQE header */
+static_assert(sizeof(((struct mroce_send_wqe *)0)->wr.bind) == 32);
+static_assert(sizeof(struct mroce_send_wqe) == 64);
+
 #define MROCE_MW_ACCESS_OK (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
 			    IB_ACCESS_REMOTE_ATOMIC)
 
