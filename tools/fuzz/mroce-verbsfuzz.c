@@ -1365,8 +1365,10 @@ static void case_bad_args(int arg)
 	sa.attr.srq_limit = 17;
 	BAD_PTR("ibv_create_srq srq_limit above max_wr",
 		ibv_create_srq(s.pd, &sa), destroy_srq_v);
-	BAD_PTR("ibv_alloc_mw (not supported)",
-		ibv_alloc_mw(s.pd, IBV_MW_TYPE_1), dealloc_mw_v);
+	BAD_PTR("ibv_alloc_mw type 3", ibv_alloc_mw(s.pd, (enum ibv_mw_type)3),
+		dealloc_mw_v);
+	BAD_PTR("ibv_alloc_mw type 0", ibv_alloc_mw(s.pd, (enum ibv_mw_type)0),
+		dealloc_mw_v);
 
 	/* MRs */
 	BAD_PTR("ibv_reg_mr NULL, 4096", ibv_reg_mr(s.pd, NULL, 4096,
@@ -1892,7 +1894,7 @@ static void keys_fini(struct keys *k)
 enum {
 	F_OPCODE, F_NSGE, F_FLAGS, F_INLINE, F_OP_INLINE, F_ATOMIC_LEN,
 	F_LEN, F_LEN2, F_ADDR, F_LKEY, F_READ_LKEY, F_RKEY, F_RADDR,
-	F_RESERVED, F_WRID, F_BADOP_NSGE, F_SGE_BEYOND,
+	F_RESERVED, F_WRID, F_BADOP_NSGE, F_SGE_BEYOND, F_BIND,
 };
 
 struct mut {
@@ -1905,8 +1907,8 @@ struct mut {
 #define M(f, m, val, d) { .field = (f), .must = (m), .v = (val), .desc = (d) }
 
 static const struct mut m_sq_opcode[] = {
-	M(F_OPCODE, true, 7, "opcode 7 (LOCAL_INV)"),
-	M(F_OPCODE, true, 8, "opcode 8 (BIND_MW)"),
+	M(F_OPCODE, true, 7, "opcode 7 (LOCAL_INV of key 0)"),
+	M(F_OPCODE, true, 8, "opcode 8 (BIND_MW of no window)"),
 	M(F_OPCODE, true, 9, "opcode 9 (SEND_INV)"),
 	M(F_OPCODE, true, 10, "opcode 10 (TSO)"),
 	M(F_OPCODE, true, 11, "opcode 11"),
@@ -1988,6 +1990,35 @@ static const struct mut m_sq_lkey[] = {
 	M(F_SGE_BEYOND, false, 0, "garbage SGE after num_sge"),
 };
 
+/*
+ * BIND_MW WQEs (opcode 8) with hostile fields, against the ring's own
+ * windows (type 2: ringctx.mw2, type 1: mw1, both in the QP's PD) unless
+ * said otherwise; F_BIND's value selects the case in sq_build_bind().
+ * The last two are good binds.
+ */
+enum {
+	B_NO_WINDOW, B_WRAP, B_HUGE, B_ACCESS, B_LKEY, B_INDEX, B_OPD_MR,
+	B_NOLW_WRITE, B_ZERO_LEN2, B_PAST_END, B_OPD_WINDOW, B_T1_UNBIND,
+	B_T2_GOOD,
+};
+
+static const struct mut m_sq_bind[] = {
+	M(F_BIND, true, B_NO_WINDOW, "BIND_MW of a random window rkey"),
+	M(F_BIND, true, B_WRAP, "BIND_MW addr 2^64 - 100, length 200"),
+	M(F_BIND, true, B_HUGE, "BIND_MW length 2^64 - 1"),
+	M(F_BIND, true, B_ACCESS, "BIND_MW access 0xffffffff"),
+	M(F_BIND, true, B_LKEY, "BIND_MW mr_lkey 0xffffffff"),
+	M(F_BIND, true, B_INDEX, "BIND_MW type 2, rkey index changed"),
+	M(F_BIND, true, B_OPD_MR, "BIND_MW to another PD's MR"),
+	M(F_BIND, true, B_NOLW_WRITE,
+	  "BIND_MW remote write on an MR without LOCAL_WRITE"),
+	M(F_BIND, true, B_ZERO_LEN2, "BIND_MW type 2 of length 0"),
+	M(F_BIND, true, B_PAST_END, "BIND_MW past the MR's end"),
+	M(F_BIND, true, B_OPD_WINDOW, "BIND_MW of another PD's window"),
+	M(F_BIND, false, B_T1_UNBIND, "BIND_MW type 1 of length 0 (unbind)"),
+	M(F_BIND, false, B_T2_GOOD, "BIND_MW type 2, a good one"),
+};
+
 static const struct mut m_sq_rkey[] = {
 	M(F_RKEY, true, 0, "WRITE rkey 0"),
 	M(F_RKEY, true, 0xffffffff, "WRITE rkey 0xffffffff"),
@@ -2008,6 +2039,9 @@ static const struct mut m_sq_reserved[] = {
 struct ringctx {
 	struct side s, p;
 	struct keys k;
+	/* ring-sq-bind: windows, regions they may be bound to */
+	struct ibv_mw *mw1, *mw2, *mw_opd;
+	struct ibv_mr *bmr, *bmr_nolw;
 	int nmut, nbad;
 };
 
@@ -2062,6 +2096,68 @@ static int ring_reconnect(struct ringctx *r, bool recvs)
 	if (recvs)
 		peer_recvs(&r->p, 32);
 	return 0;
+}
+
+/* A BIND_MW WQE of case @v (m_sq_bind); the SGE stays, as garbage. */
+static void sq_build_bind(struct ringctx *r, struct raw_swqe *w, uint64_t v)
+{
+	struct side *s = &r->s;
+	struct ibv_mw *mw = v == B_T1_UNBIND ? r->mw1 : r->mw2;
+	uint32_t rkey = mw ? mw->rkey : 0;
+
+	w->h.opcode = IB_UVERBS_WR_BIND_MW;
+	w->h.wr.bind.mw_rkey = rkey;
+	w->h.wr.bind.rkey = (rkey & ~0xffU) | ((rkey + 1) & 0xff);
+	w->h.wr.bind.mr_lkey = r->bmr->lkey;
+	w->h.wr.bind.addr = (uintptr_t)s->buf;
+	w->h.wr.bind.length = 4096;
+	w->h.wr.bind.access = IBV_ACCESS_REMOTE_READ;
+	switch (v) {
+	case B_NO_WINDOW:
+		w->h.wr.bind.mw_rkey = (uint32_t)rnd64();
+		w->h.wr.bind.rkey = w->h.wr.bind.mw_rkey;
+		break;
+	case B_WRAP:
+		w->h.wr.bind.addr = ~0ULL - 99;
+		w->h.wr.bind.length = 200;
+		break;
+	case B_HUGE:
+		w->h.wr.bind.length = ~0ULL;
+		break;
+	case B_ACCESS:
+		w->h.wr.bind.access = 0xffffffff;
+		break;
+	case B_LKEY:
+		w->h.wr.bind.mr_lkey = 0xffffffff;
+		break;
+	case B_INDEX:
+		w->h.wr.bind.rkey ^= 0x100;
+		break;
+	case B_OPD_MR:
+		w->h.wr.bind.mr_lkey = r->k.other_pd->lkey;
+		break;
+	case B_NOLW_WRITE:
+		w->h.wr.bind.mr_lkey = r->bmr_nolw->lkey;
+		w->h.wr.bind.access = IBV_ACCESS_REMOTE_WRITE;
+		break;
+	case B_ZERO_LEN2:
+		w->h.wr.bind.length = 0;
+		break;
+	case B_PAST_END:
+		w->h.wr.bind.addr = (uintptr_t)s->buf + s->len - 100;
+		w->h.wr.bind.length = 200;
+		break;
+	case B_OPD_WINDOW:
+		w->h.wr.bind.mw_rkey = r->mw_opd ? r->mw_opd->rkey : 0;
+		w->h.wr.bind.rkey = w->h.wr.bind.mw_rkey;
+		break;
+	case B_T1_UNBIND:
+		w->h.wr.bind.length = 0;
+		w->h.wr.bind.mr_lkey = 0xffffffff;	/* not looked at */
+		break;
+	default:
+		break;
+	}
 }
 
 static void sq_build(struct ringctx *r, struct raw_swqe *w, uint64_t id,
@@ -2165,6 +2261,9 @@ static void sq_build(struct ringctx *r, struct raw_swqe *w, uint64_t id,
 		w->sge[1].length = 0xffffffff;
 		w->sge[1].lkey = 0xffffffff;
 		break;
+	case F_BIND:
+		sq_build_bind(r, w, m->v);
+		break;
 	}
 }
 
@@ -2251,11 +2350,34 @@ static int ring_setup(struct ringctx *r, const struct qpcfg *c)
 	memset(r, 0, sizeof(*r));
 	if (pair_init(&r->s, &r->p, 1 << 20, c) || keys_init(&r->k, &r->s))
 		return -1;
+	r->mw1 = VPTR("ibv_alloc_mw", ibv_alloc_mw(r->s.pd, IBV_MW_TYPE_1));
+	r->mw2 = VPTR("ibv_alloc_mw", ibv_alloc_mw(r->s.pd, IBV_MW_TYPE_2));
+	r->mw_opd = VPTR("ibv_alloc_mw", ibv_alloc_mw(r->k.opd, IBV_MW_TYPE_2));
+	r->bmr = VPTR("ibv_reg_mr", ibv_reg_mr(r->s.pd, r->s.buf, r->s.len,
+					       ACC_ALL | IBV_ACCESS_MW_BIND));
+	r->bmr_nolw = VPTR("ibv_reg_mr", ibv_reg_mr(r->s.pd, r->s.buf,
+						    r->s.len,
+						    IBV_ACCESS_MW_BIND));
+	if (!r->mw1 || !r->mw2 || !r->mw_opd || !r->bmr || !r->bmr_nolw) {
+		cfail("alloc_mw, reg_mr with MW_BIND: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
 static void ring_teardown(struct ringctx *r)
 {
+	/* windows first: a region with a window bound does not deregister */
+	if (r->mw1)
+		VCALL("ibv_dealloc_mw", ibv_dealloc_mw(r->mw1));
+	if (r->mw2)
+		VCALL("ibv_dealloc_mw", ibv_dealloc_mw(r->mw2));
+	if (r->mw_opd)
+		VCALL("ibv_dealloc_mw", ibv_dealloc_mw(r->mw_opd));
+	if (r->bmr)
+		VCALL("ibv_dereg_mr", ibv_dereg_mr(r->bmr));
+	if (r->bmr_nolw)
+		VCALL("ibv_dereg_mr", ibv_dereg_mr(r->bmr_nolw));
 	keys_fini(&r->k);
 	pair_fini(&r->s, &r->p);
 }
@@ -2271,7 +2393,7 @@ static const struct mutset sq_sets[] = {
 	MS(m_sq_opcode), MS(m_sq_nsge), MS(m_sq_flags), MS(m_sq_inline),
 	MS(m_sq_len), MS(m_sq_addr), MS(m_sq_lkey), MS(m_sq_rkey),
 	MS(m_sq_reserved), MS(m_sq_nsge9), MS(m_sq_nsge16), MS(m_sq_nsge64),
-	MS(m_sq_nsge255), MS(m_sq_badop_nsge),
+	MS(m_sq_nsge255), MS(m_sq_badop_nsge), MS(m_sq_bind),
 };
 
 static void case_ring_sq(int arg)
@@ -3040,8 +3162,10 @@ static int write_full(int fd, const void *b, size_t n)
 /*
  * The child: its own context on dev2, one QP connected to the parent's.
  * SENDER: streams WRITEs (256 KiB) and SENDs (64 KiB) at the parent.
- * RECEIVER: keeps 1 MiB receives posted for the parent's SENDs.  It tells
- * the parent "S" at its first completion and runs until it is killed.
+ * RECEIVER: keeps 1 MiB receives posted for the parent's SENDs, and takes
+ * its WRITEs through a type 2 memory window (a type 1 window bound too).
+ * It tells the parent "S" at its first completion and runs until it is
+ * killed.
  */
 static void __attribute__((noreturn))
 kill_child(bool sender, int rfd, int wfd)
@@ -3050,6 +3174,8 @@ kill_child(bool sender, int rfd, int wfd)
 	struct fdev d = devs[1];
 	struct qpcfg c = cfg_def;
 	struct side s = { 0 }, peer = { 0 };
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL;
+	struct ibv_mr *bmr = NULL;
 	struct hello me, him;
 	struct ibv_qp peer_qp;
 	bool told = false;
@@ -3076,6 +3202,21 @@ kill_child(bool sender, int rfd, int wfd)
 	s.psn = rnd(U24_MASK + 1);
 	me = (struct hello){ .qpn = s.qp->qp_num, .psn = s.psn,
 			     .rkey = s.mr->rkey, .addr = (uintptr_t)s.buf };
+	/*
+	 * A receiving child offers its buffer through a type 2 memory
+	 * window (bound through its QP, on a region of its own), with a
+	 * type 1 window bound too: the kill then finds windows bound to a
+	 * QP and a region, and the parent's WRITEs looking them up.
+	 */
+	if (!sender) {
+		bmr = ibv_reg_mr(s.pd, s.buf, 4 << 20,
+				 ACC_ALL | IBV_ACCESS_MW_BIND);
+		mw1 = ibv_alloc_mw(s.pd, IBV_MW_TYPE_1);
+		mw2 = ibv_alloc_mw(s.pd, IBV_MW_TYPE_2);
+		if (!bmr || !mw1 || !mw2)
+			_exit(16);
+		me.rkey = ibv_inc_rkey(mw2->rkey);
+	}
 	if (write_full(wfd, &me, sizeof(me)) || read_full(rfd, &him, sizeof(him)))
 		_exit(13);
 	memset(&peer, 0, sizeof(peer));
@@ -3085,6 +3226,31 @@ kill_child(bool sender, int rfd, int wfd)
 	peer.psn = him.psn;
 	if (qp_init(&s) || qp_rtr(&s, &peer) || qp_rts(&s))
 		_exit(14);
+	if (!sender) {
+		struct ibv_send_wr bw = {
+			.wr_id = next_id(), .opcode = IBV_WR_BIND_MW,
+			.send_flags = IBV_SEND_SIGNALED,
+			.bind_mw = { .mw = mw2, .rkey = me.rkey, .bind_info = {
+				.mr = bmr, .addr = (uintptr_t)s.buf,
+				.length = 4 << 20,
+				.mw_access_flags = IBV_ACCESS_REMOTE_WRITE } },
+		}, *bad;
+		struct ibv_mw_bind b1 = {
+			.wr_id = next_id(), .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = bmr, .addr = (uintptr_t)s.buf,
+				       .length = 4096,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_READ },
+		};
+		struct ibv_wc bwc;
+
+		if (ibv_post_send(s.qp, &bw, &bad) ||
+		    wait_wr(s.scq, bw.wr_id, 5000, &bwc, NULL) != 1 ||
+		    bwc.status != IBV_WC_SUCCESS ||
+		    ibv_bind_mw(s.qp, mw1, &b1) ||
+		    wait_wr(s.scq, b1.wr_id, 5000, &bwc, NULL) != 1 ||
+		    bwc.status != IBV_WC_SUCCESS)
+			_exit(17);
+	}
 	if (write_full(wfd, "R", 1))
 		_exit(15);
 	if (!sender)
@@ -4221,7 +4387,7 @@ static const char *const why_s[] = {
 	"its READ/atomic sink MR has no LOCAL_WRITE",
 	"its atomic is not 8 bytes", "the peer QP does not allow it",
 	"its opcode is not valid on the QP",
-	"its SEND_WITH_INV names no fast-registration MR of the peer",
+	"its SEND_WITH_INV or LOCAL_INV names nothing to invalidate",
 };
 
 enum {
@@ -4677,18 +4843,27 @@ static void r_post_send(int i)
 			wr[k].wr.atomic.swap = rnd64();
 		}
 		inl = wr[k].send_flags & IBV_SEND_INLINE;
-		/* what the provider must refuse (mroce_post_send) */
+		/*
+		 * what the provider must refuse (mroce_post_send); BIND_MW
+		 * has no window here (bind_mw.mw is NULL), LOCAL_INV is a
+		 * local operation (no SGE looked at, no inline, no solicited
+		 * event)
+		 */
 		if (op > IBV_WR_ATOMIC_FETCH_AND_ADD &&
-		    op != IBV_WR_SEND_WITH_INV)
+		    op != IBV_WR_SEND_WITH_INV && op != IBV_WR_LOCAL_INV)
+			refuse = true;
+		if (op == IBV_WR_LOCAL_INV &&
+		    (wr[k].send_flags & (IBV_SEND_INLINE | IBV_SEND_SOLICITED)))
 			refuse = true;
 		if (rd_at && (q->type != IBV_QPT_RC || inl))
 			refuse = true;
 		if (wr[k].send_flags & ~(IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 					 IBV_SEND_SOLICITED | IBV_SEND_INLINE))
 			refuse = true;
-		if ((uint32_t)wr[k].num_sge > q->send_sge)
+		if ((uint32_t)wr[k].num_sge > q->send_sge &&
+		    op != IBV_WR_LOCAL_INV)
 			refuse = true;
-		if (inl && len > q->max_inline)
+		if (inl && len > q->max_inline && op != IBV_WR_LOCAL_INV)
 			refuse = true;
 		if (refuse && first_bad < 0)
 			first_bad = k;
@@ -4712,7 +4887,12 @@ static void r_post_send(int i)
 		if ((op == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		     op == IBV_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
 			why[k] = WHY_ATOMIC_LEN;
-		/* userspace has no fast-registration MR to invalidate */
+		/*
+		 * userspace has no fast-registration MR to invalidate, and
+		 * this case no memory window: invalidate_rkey is 0
+		 */
+		if (op == IBV_WR_LOCAL_INV)
+			why[k] = WHY_INV;
 		if (op == IBV_WR_SEND_WITH_INV && why[k] == WHY_NONE)
 			why[k] = WHY_INV;
 		if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM ||
@@ -5014,9 +5194,7 @@ static void r_step(void)
 			must_fail = true;
 		if (acc & (1 << 10))
 			must_fail = true;
-		/* (no memory windows: MW_BIND may be refused) */
-		must_ok = !must_fail && len && off + len <= ARENA &&
-			  !(acc & IBV_ACCESS_MW_BIND);
+		must_ok = !must_fail && len && off + len <= ARENA;
 		R.mr[i].mr = VPTR("ibv_reg_mr", ibv_reg_mr(R.pd[pd].pd, addr,
 							   len, acc));
 		r_count(op, !R.mr[i].mr);
@@ -5282,6 +5460,8 @@ static const struct fcase cases[] = {
 	  "send WQE remote keys and addresses" },
 	{ "ring-sq-reserved", case_ring_sq, 8, 0,
 	  "send WQE reserved fields, wr_id, imm_data" },
+	{ "ring-sq-bind", case_ring_sq, 14, 0,
+	  "BIND_MW WQEs: hostile windows, regions, ranges, keys, access" },
 	{ "ring-sq-prod", case_ring_sq_prod, 0, 0,
 	  "garbage SQ producer and consumer indexes" },
 	{ "ring-sq-random-safe", case_ring_sq_random, 1, 0,

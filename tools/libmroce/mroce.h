@@ -19,7 +19,8 @@
  *                     MROCE_RING_F_NEED_KICK), post_recv (RQ ring; the
  *                     RQ doorbell only when the kernel sets NEED_KICK on
  *                     it, i.e. the QP is in ERR and must flush receives)
- *   mroce_mr.c        memory regions (reg_mr / dereg_mr)
+ *   mroce_mr.c        memory regions (reg_mr / dereg_mr), memory windows
+ *                     (alloc_mw / dealloc_mw / bind_mw)
  *   mroce_ah.c        address handles (create_ah / destroy_ah)
  *
  * Not implemented (their verbs_context_ops members stay NULL, so libibverbs
@@ -27,7 +28,7 @@
  * EOPNOTSUPP), UD QPs (not implemented here yet; create_qp refuses them),
  * create_qp_ex / create_cq_ex (ibv_create_qp_ex() with comp_mask ==
  * IBV_QP_INIT_ATTR_PD still works: libibverbs routes it to create_qp),
- * reg_dmabuf_mr, memory windows, ECE, multicast.  When a family is added,
+ * reg_dmabuf_mr, ECE, multicast.  When a family is added,
  * give it its own mroce_<family>.c, declare its ops below and fill them into
  * mroce_ctx_ops in mroce_provider.c.
  *
@@ -197,6 +198,12 @@ _Static_assert(offsetof(struct mroce_ring_hdr, cons) == 64 &&
 _Static_assert(sizeof(struct mroce_sge) == 16, "struct mroce_sge");
 _Static_assert(sizeof(struct mroce_send_wqe) == 64,
 	       "send WQE header is 64 bytes");
+_Static_assert(sizeof(((struct mroce_send_wqe *)0)->wr) == 32 &&
+	       offsetof(struct mroce_send_wqe, wr) == 24 &&
+	       offsetof(struct mroce_send_wqe, wr.bind.length) == 32 &&
+	       offsetof(struct mroce_send_wqe, wr.bind.mr_lkey) == 40 &&
+	       offsetof(struct mroce_send_wqe, wr.bind.access) == 52,
+	       "the work request union, BIND_MW's fields");
 _Static_assert(sizeof(struct mroce_recv_wqe) == 16,
 	       "receive WQE header is 16 bytes");
 _Static_assert(sizeof(struct mroce_cqe) == 32, "CQE is 32 bytes");
@@ -368,6 +375,12 @@ struct ibv_mr *mroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int mroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int mroce_dereg_mr(struct verbs_mr *vmr);
+int mroce_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad_wr, bool bind_type1);
+struct ibv_mw *mroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int mroce_dealloc_mw(struct ibv_mw *mw);
+int mroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
 
 /* mroce_ah.c */
 struct ibv_ah *mroce_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);

@@ -60,8 +60,7 @@ static void mroce_free_context(struct ibv_context *ibctx)
 
 /*
  * Everything not listed is NULL on purpose: libibverbs then answers the
- * verb with EOPNOTSUPP (create_qp_ex, create_cq_ex, XRC, reg_dmabuf_mr,
- * memory windows, ECE, ...).  See mroce.h.
+ * verb with EOPNOTSUPP (XRC, reg_dmabuf_mr, ECE, ...).  See mroce.h.
  */
 static const struct verbs_context_ops mroce_ctx_ops = {
 	/* device / context: mroce_provider.c */
@@ -101,6 +100,11 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.reg_mr = mroce_reg_mr,
 	.rereg_mr = mroce_rereg_mr,
 	.dereg_mr = mroce_dereg_mr,
+
+	/* memory windows: mroce_mr.c */
+	.alloc_mw = mroce_alloc_mw,
+	.dealloc_mw = mroce_dealloc_mw,
+	.bind_mw = mroce_bind_mw,
 
 	/* address handles: mroce_ah.c */
 	.create_ah = mroce_create_ah,

@@ -241,10 +241,29 @@ int mroce_destroy_qp(struct ibv_qp *ibqp)
  * Send queue.
  */
 
+/*
+ * A BIND_MW WR: a window of this context (type 2 from post_send, type 1
+ * from ibv_bind_mw(), @bind_type1), a region unless the length is 0.
+ * What the kernel checks when it executes the bind (PDs, range, access,
+ * key) fails the WQE with IBV_WC_MW_BIND_ERR instead.
+ */
+static int mroce_check_bind_wr(const struct mroce_qp *qp,
+			       const struct ibv_send_wr *wr, bool bind_type1)
+{
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || mw->context != qp->vqp.qp.context ||
+	    mw->type != (bind_type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2))
+		return EINVAL;
+	if (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr)
+		return EINVAL;
+	return 0;
+}
+
 /* Validate one send WR; on success *inline_len is its inline byte count. */
 static int mroce_check_send_wr(const struct mroce_qp *qp,
 			       const struct ibv_send_wr *wr,
-			       uint32_t *inline_len)
+			       uint32_t *inline_len, bool bind_type1)
 {
 	uint64_t len = 0;
 	int i;
@@ -269,9 +288,21 @@ static int mroce_check_send_wr(const struct mroce_qp *qp,
 		if (wr->send_flags & IBV_SEND_INLINE)
 			return EINVAL;
 		break;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		/* local operations: no payload, the SGEs are not looked at */
+		if ((wr->send_flags & (IBV_SEND_INLINE | IBV_SEND_SOLICITED |
+				       ~MROCE_SEND_FLAGS_SUPPORTED)) ||
+		    (wr->opcode == IBV_WR_BIND_MW &&
+		     mroce_check_bind_wr(qp, wr, bind_type1)))
+			return EINVAL;
+		*inline_len = 0;
+		return 0;
 	default:
 		return EINVAL;
 	}
+	if (bind_type1)
+		return EINVAL;
 
 	if (wr->send_flags & ~MROCE_SEND_FLAGS_SUPPORTED)
 		return EINVAL;
@@ -307,7 +338,18 @@ static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
 		wqe.imm_data = wr->imm_data;	/* already big endian */
 		break;
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		wqe.imm_data = wr->invalidate_rkey;	/* host order */
+		break;
+	case IBV_WR_BIND_MW:
+		/* the kernel finds the window by its rkey's index bits */
+		wqe.wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+		wqe.wr.bind.rkey = wr->bind_mw.rkey;
+		wqe.wr.bind.addr = wr->bind_mw.bind_info.addr;
+		wqe.wr.bind.length = wr->bind_mw.bind_info.length;
+		wqe.wr.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
+				      wr->bind_mw.bind_info.mr->lkey : 0;
+		wqe.wr.bind.access = wr->bind_mw.bind_info.mw_access_flags;
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		wqe.imm_data = wr->imm_data;
@@ -334,7 +376,9 @@ static void mroce_write_send_wqe(void *slot, const struct ibv_send_wr *wr,
 		wqe.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	}
 
-	if (wr->send_flags & IBV_SEND_INLINE) {
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
+		/* no payload, no SGEs */
+	} else if (wr->send_flags & IBV_SEND_INLINE) {
 		/* The payload replaces the SGEs: num_sge stays 0. */
 		wqe.flags |= MROCE_WQE_INLINE;
 		wqe.inline_len = inline_len;
@@ -449,8 +493,12 @@ bool mroce_ring_need_kick(const struct mroce_ring *ring)
 	return mroce_load_relaxed(&ring->hdr->flags) & MROCE_RING_F_NEED_KICK;
 }
 
-int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+/*
+ * post_send, and ibv_bind_mw()'s BIND_MW WQE (@bind_type1: the one WR
+ * must bind a type 1 window; post_send binds type 2 windows only).
+ */
+int mroce_post_send_wrs(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad_wr, bool bind_type1)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct mroce_ring *ring = &qp->sq.ring;
@@ -480,7 +528,7 @@ int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_lock(&qp->sq.lock);
 	prod = mroce_load_relaxed(&ring->hdr->prod);
 	for (; wr; wr = wr->next) {
-		ret = mroce_check_send_wr(qp, wr, &inline_len);
+		ret = mroce_check_send_wr(qp, wr, &inline_len, bind_type1);
 		if (ret)
 			break;
 		cons = mroce_load_acquire(&ring->hdr->cons);
@@ -507,6 +555,12 @@ int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = err;
 	}
 	return ret;
+}
+
+int mroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return mroce_post_send_wrs(ibqp, wr, bad_wr, false);
 }
 
 /* ------------------------------------------------------------------------

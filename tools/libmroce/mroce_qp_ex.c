@@ -20,9 +20,10 @@
  *
  * Supported send_ops_flags: RC: SEND, SEND_WITH_IMM, SEND_WITH_INV,
  * RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP,
- * ATOMIC_FETCH_AND_ADD; UD: SEND, SEND_WITH_IMM.  LOCAL_INV and BIND_MW
- * (kernel-only or no memory windows), TSO and ATOMIC_WRITE are refused
- * with EOPNOTSUPP, as are the comp_mask bits for XRC, RSS and TSO.
+ * ATOMIC_FETCH_AND_ADD, BIND_MW (type 2 windows) and LOCAL_INV (a type 2
+ * window's rkey); UD: SEND, SEND_WITH_IMM.  TSO and ATOMIC_WRITE are
+ * refused with EOPNOTSUPP, as are the comp_mask bits for XRC, RSS and
+ * TSO.
  */
 #include <endian.h>
 #include <errno.h>
@@ -36,7 +37,9 @@
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |		\
 			    IBV_QP_EX_WITH_RDMA_READ |				\
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |			\
-			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |		\
+			    IBV_QP_EX_WITH_BIND_MW |				\
+			    IBV_QP_EX_WITH_LOCAL_INV)
 #define MROCE_QP_EX_UD_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static inline struct mroce_qp *qp_of(struct ibv_qp_ex *qp_ex)
@@ -99,6 +102,54 @@ static void mroce_wr_send_inv(struct ibv_qp_ex *qp_ex, uint32_t rkey)
 
 	if (w)
 		w->imm_data = rkey;			/* host order */
+}
+
+/*
+ * Bind type 2 window @mw to @info with @rkey.  What only the kernel can
+ * check fails the WQE with IBV_WC_MW_BIND_ERR.
+ */
+static void mroce_wr_bind_mw(struct ibv_qp_ex *qp_ex, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *info)
+{
+	struct mroce_qp *qp = qp_of(qp_ex);
+	struct mroce_send_wqe *w;
+
+	if (!mw || mw->type != IBV_MW_TYPE_2 ||
+	    mw->context != qp_ex->qp_base.context ||
+	    (info->length && !info->mr) ||
+	    (qp_ex->wr_flags & (IBV_SEND_INLINE | IBV_SEND_SOLICITED))) {
+		mroce_wr_fail(qp, EINVAL);
+		return;
+	}
+	w = mroce_wr_begin(qp_ex, IBV_WR_BIND_MW);
+	if (!w)
+		return;
+	w->wr.bind.mw_rkey = mw->rkey;
+	w->wr.bind.rkey = rkey;
+	w->wr.bind.addr = info->addr;
+	w->wr.bind.length = info->length;
+	w->wr.bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	w->wr.bind.access = info->mw_access_flags;
+	/* no SGEs or inline data to follow */
+	qp->wr_cur = NULL;
+}
+
+static void mroce_wr_local_inv(struct ibv_qp_ex *qp_ex,
+			       uint32_t invalidate_rkey)
+{
+	struct mroce_qp *qp = qp_of(qp_ex);
+	struct mroce_send_wqe *w;
+
+	if (qp_ex->wr_flags & (IBV_SEND_INLINE | IBV_SEND_SOLICITED)) {
+		mroce_wr_fail(qp, EINVAL);
+		return;
+	}
+	w = mroce_wr_begin(qp_ex, IBV_WR_LOCAL_INV);
+	if (!w)
+		return;
+	w->imm_data = invalidate_rkey;		/* host order */
+	qp->wr_cur = NULL;
 }
 
 static void mroce_wr_rdma(struct ibv_qp_ex *qp_ex, enum ibv_wr_opcode op,
@@ -335,6 +386,10 @@ static void mroce_qp_ex_set_ops(struct ibv_qp_ex *q, uint64_t ops)
 		q->wr_atomic_cmp_swp = mroce_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		q->wr_atomic_fetch_add = mroce_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		q->wr_bind_mw = mroce_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		q->wr_local_inv = mroce_wr_local_inv;
 }
 
 struct ibv_qp *mroce_create_qp_ex(struct ibv_context *ibctx,

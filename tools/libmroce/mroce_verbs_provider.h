@@ -469,6 +469,11 @@ struct ibv_reg_mr {
 	struct ib_uverbs_reg_mr core_payload;
 };
 
+struct ibv_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_mw core_payload;
+};
+
 /* ------------------------------------------------------------------------
  * ibv_cmd_* helpers.  They return 0 or a positive errno value.
  */
@@ -572,6 +577,13 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 
+/* MW.  Sets mw->context, pd, rkey, handle and type. */
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
+
 /* AH.  Sets ah->handle and ah->context (the generic code also sets pd). */
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,
@@ -616,7 +628,10 @@ MROCE_ASSERT_LAYOUT(offsetof(struct verbs_device, core_support) == 704);
 /* 76 function pointers, no padding; spot-check members we set. */
 MROCE_ASSERT_LAYOUT(sizeof(struct verbs_context_ops) ==
 		    MROCE_V44_CONTEXT_OPS_COUNT * sizeof(void (*)(void)));
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, alloc_mw) == 2 * 8);
 MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, alloc_pd) == 5 * 8);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, bind_mw) == 10 * 8);
+MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, dealloc_mw) == 25 * 8);
 MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, create_cq) == 15 * 8);
 MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, create_qp) == 19 * 8);
 MROCE_ASSERT_LAYOUT(offsetof(struct verbs_context_ops, dealloc_pd) == 26 * 8);
@@ -665,6 +680,8 @@ MROCE_ASSERT_LAYOUT(sizeof(struct ibv_modify_srq) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_query_srq) == 24);
 MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_srq_resp) == 16);
 MROCE_ASSERT_LAYOUT(sizeof(struct ibv_reg_mr) == 48);
+MROCE_ASSERT_LAYOUT(sizeof(struct ibv_alloc_mw) == 24);
+MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_alloc_mw_resp) == 8);
 MROCE_ASSERT_LAYOUT(offsetof(struct ibv_reg_mr, core_payload.access_flags) == 44);
 MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_create_cq_resp) == 8);
 MROCE_ASSERT_LAYOUT(sizeof(struct ib_uverbs_resize_cq_resp) == 8);

@@ -127,6 +127,23 @@ struct mroce_send_wqe {
 			__u32 access;
 			__u32 reserved;
 		} reg;
+		/*
+		 * IBV_WR_BIND_MW (ibv_bind_mw() for type 1 windows, post_send
+		 * for type 2; user QPs only): the window by the index bits
+		 * (upper 24) of mw_rkey, the rkey it takes (only the low 8
+		 * bits may differ from the window's), the region by its lkey,
+		 * the range [addr, addr + length) of that region and the
+		 * IB_ACCESS_REMOTE_* rights.  length 0 unbinds a type 1
+		 * window (mr_lkey is not looked at).
+		 */
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 mw_rkey;
+			__u32 rkey;
+			__u32 access;
+		} bind;
 	} wr;
 	__u32 reserved2[2];	/* must be zero; the header is 64 bytes */
 };

@@ -8,10 +8,11 @@
 #   tools/guest/mroce-vm -- tools/libmroce/tests/guest_dp.sh
 #
 # Loads mroce ($MROCE_KO), makes h1/h2 (topo_pair) with mroce1 on veth1
-# and mroce2 on veth2, then runs tests/dp_smoke between the two devices
-# and ibv_rc_pingpong (server in h1, client in h2) over the RoCE v2 GIDs
-# ::ffff:192.0.2.1 / ::ffff:192.0.2.2.  Prints the mroce counters and the
-# kernel log at the end.  Uses tools/tests/lib.sh for the bookkeeping.
+# and mroce2 on veth2, then runs tests/dp_smoke and tests/mw_smoke (memory
+# windows) between the two devices, and ibv_rc_pingpong (server in h1,
+# client in h2) over the RoCE v2 GIDs ::ffff:192.0.2.1 / ::ffff:192.0.2.2.
+# Prints the mroce counters and the kernel log at the end.  Uses
+# tools/tests/lib.sh for the bookkeeping.
 . "$(dirname "$0")/../../tests/lib.sh"
 
 need_cmd rdma ibv_rc_pingpong setpriv
@@ -41,6 +42,7 @@ check "GID ::ffff:192.0.2.1 on mroce1 (index $g1)" test -n "$g1"
 check "GID ::ffff:192.0.2.2 on mroce2 (index $g2)" test -n "$g2"
 
 check "dp_smoke mroce1 mroce2" timeout 120 "$HERE/dp_smoke" mroce1 mroce2 "$COUNT"
+check "mw_smoke mroce1 mroce2 (memory windows)" timeout 300 "$HERE/mw_smoke" mroce1 mroce2
 # the UD section again without CAP_NET_RAW: a controlled Q_Key is refused
 check "dp_smoke UD without CAP_NET_RAW" timeout 60 \
 	setpriv --bounding-set=-net_raw --inh-caps=-net_raw \

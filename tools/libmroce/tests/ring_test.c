@@ -629,14 +629,103 @@ static void test_post_send_inv(void)
 	fake_qp_free(f);
 }
 
+/*
+ * Memory windows: IBV_WR_BIND_MW names the window by its rkey, carries
+ * the new rkey, the region's lkey, range and access; LOCAL_INV the rkey
+ * in imm_data.  No SGE is written for either.  A type 1 window, a
+ * window of another context or a length without a region is refused.
+ */
+static void test_post_send_mw(void)
+{
+	struct fake_qp *f = fake_qp_new(IBV_QPT_RC);
+	struct ibv_context other = {};
+	struct ibv_mr mr = { .lkey = 0xabcd01 };
+	struct ibv_mw mw2 = { .context = &f->ctx, .rkey = 0x77665544,
+			      .type = IBV_MW_TYPE_2 };
+	struct ibv_mw mw1 = { .context = &f->ctx, .rkey = 0x11223344,
+			      .type = IBV_MW_TYPE_1 };
+	struct ibv_mw mwx = { .context = &other, .rkey = 0x1,
+			      .type = IBV_MW_TYPE_2 };
+	struct ibv_sge sg = { .addr = 0x1000, .length = 64, .lkey = 0xa1 };
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .opcode = IBV_WR_BIND_MW, .send_flags =
+		IBV_SEND_SIGNALED, .sg_list = &sg, .num_sge = 1,
+		.bind_mw = { .mw = &mw2, .rkey = 0x77665545, .bind_info = {
+			.mr = &mr, .addr = 0x5000, .length = 0x2000,
+			.mw_access_flags = IBV_ACCESS_REMOTE_READ } },
+	};
+	struct ibv_send_wr *bad;
+	struct mroce_send_wqe *w;
+	int ret;
+
+	printf("# post_send BIND_MW, LOCAL_INV\n");
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	w = sq_wqe(f, 0);
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_BIND_MW &&
+		    w->num_sge == 0 && (w->flags & MROCE_WQE_SIGNALED) &&
+		    w->wr.bind.mw_rkey == 0x77665544 &&
+		    w->wr.bind.rkey == 0x77665545 &&
+		    w->wr.bind.mr_lkey == 0xabcd01 &&
+		    w->wr.bind.addr == 0x5000 && w->wr.bind.length == 0x2000 &&
+		    w->wr.bind.access == IBV_ACCESS_REMOTE_READ &&
+		    wqe_reserved_zero(w),
+		    "BIND_MW: opcode 8, window, rkey, lkey, range, access; no SGE");
+
+	wr = (struct ibv_send_wr){ .wr_id = 8, .opcode = IBV_WR_LOCAL_INV,
+				   .invalidate_rkey = 0x77665545,
+				   .sg_list = &sg, .num_sge = 1 };
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	w = sq_wqe(f, 1);
+	mtest_check(ret == 0 && w->opcode == IB_UVERBS_WR_LOCAL_INV &&
+		    w->imm_data == 0x77665545 && w->num_sge == 0 &&
+		    wqe_reserved_zero(w) && bytes_are(&w->wr, sizeof(w->wr), 0),
+		    "LOCAL_INV: opcode 7, the rkey in imm_data, no SGE");
+
+	wr = (struct ibv_send_wr){ .opcode = IBV_WR_BIND_MW,
+				   .bind_mw = { .mw = &mw1, .rkey = 0x11223345 } };
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	mtest_check(ret == EINVAL && bad == &wr,
+		    "BIND_MW of a type 1 window through post_send: EINVAL");
+	wr.bind_mw.mw = &mwx;
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	mtest_check(ret == EINVAL && bad == &wr,
+		    "BIND_MW of another context's window: EINVAL");
+	wr.bind_mw.mw = &mw2;
+	wr.bind_mw.bind_info.length = 4096;
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	mtest_check(ret == EINVAL && bad == &wr,
+		    "BIND_MW of a range with no region: EINVAL");
+	wr.bind_mw.bind_info.mr = &mr;
+	wr.send_flags = IBV_SEND_INLINE;
+	ret = mroce_post_send(fq(f), &wr, &bad);
+	mtest_check(ret == EINVAL && bad == &wr, "BIND_MW inline: EINVAL");
+	mtest_check(fr_hdr(&f->sq)->prod == 2, "2 WQEs posted");
+
+	/* ibv_bind_mw() (type 1): the next key byte, set on the window */
+	ret = mroce_bind_mw(fq(f), &mw1, &(struct ibv_mw_bind){
+		.wr_id = 9, .bind_info = { .mr = &mr, .addr = 0x5000,
+		.length = 16, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE } });
+	w = sq_wqe(f, 2);
+	mtest_check(ret == 0 && mw1.rkey == 0x11223345 &&
+		    w->opcode == IB_UVERBS_WR_BIND_MW && w->wr_id == 9 &&
+		    w->wr.bind.mw_rkey == 0x11223344 &&
+		    w->wr.bind.rkey == 0x11223345 && w->wr.bind.length == 16,
+		    "ibv_bind_mw: BIND_MW WQE with the next rkey, mw->rkey set");
+	ret = mroce_bind_mw(fq(f), &mw2, &(struct ibv_mw_bind){ .wr_id = 10 });
+	mtest_check(ret == EINVAL && fr_hdr(&f->sq)->prod == 3,
+		    "ibv_bind_mw of a type 2 window: EINVAL, nothing posted");
+	fake_qp_free(f);
+}
+
 static void test_post_send_errors(void)
 {
 	struct fake_qp *f = fake_qp_new(IBV_QPT_RC);
 	struct mroce_ring_hdr *hdr = fr_hdr(&f->sq);
 	struct ibv_sge sg[SQ_SGE + 1] = {};
 	struct ibv_send_wr wr[3], *bad;
+	/* BIND_MW with no window is refused too */
 	static const enum ibv_wr_opcode bad_ops[] = {
-		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
+		IBV_WR_BIND_MW,
 		IBV_WR_TSO, IBV_WR_DRIVER1, IBV_WR_ATOMIC_WRITE, 99,
 	};
 	int ret;
@@ -665,7 +754,7 @@ static void test_post_send_errors(void)
 	/* A list with a bad WR in the middle. */
 	wr[0] = (struct ibv_send_wr){ .wr_id = 1, .opcode = IBV_WR_SEND,
 				      .next = &wr[1] };
-	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .opcode = IBV_WR_LOCAL_INV,
+	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .opcode = IBV_WR_TSO,
 				      .next = &wr[2] };
 	wr[2] = (struct ibv_send_wr){ .wr_id = 3, .opcode = IBV_WR_SEND };
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
@@ -757,13 +846,13 @@ static void test_doorbell(void)
 		    "NEED_KICK: 3 WRs, exactly one well-formed POST_SEND doorbell (got %d)",
 		    n);
 
-	wr[0].opcode = IBV_WR_LOCAL_INV;
+	wr[0].opcode = IBV_WR_TSO;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
 	mtest_check(ret == EINVAL && syscalls(f) == 0,
 		    "NEED_KICK but nothing posted: no doorbell");
 	wr[0].opcode = IBV_WR_SEND;
 
-	wr[1].opcode = IBV_WR_LOCAL_INV;
+	wr[1].opcode = IBV_WR_TSO;
 	ret = mroce_post_send(fq(f), &wr[0], &bad);
 	n = doorbells(f, IB_USER_VERBS_CMD_POST_SEND, &ok);
 	mtest_check(ret == EINVAL && bad == &wr[1] && n == 1 && ok,
@@ -1087,6 +1176,7 @@ int main(int argc, char **argv)
 	test_poll_cq();
 	test_post_send_encoding();
 	test_post_send_inv();
+	test_post_send_mw();
 	test_post_send_errors();
 	test_doorbell();
 	test_post_recv();

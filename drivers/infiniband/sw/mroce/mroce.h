@@ -13,6 +13,7 @@
  *     mroce_pool.c      object counts, numbers and lookups
  *     mroce_queue.c     rings shared with the provider, mmap
  *     mroce_mr.c        memory regions, keys, copies in and out of them
+ *     mroce_mw.c        memory windows: bind, invalidate, rkey lookup
  *     mroce_cq.c        completion queues
  *     mroce_qp.c        QPs, the state machine, kernel post_send/post_recv
  *     mroce_srq.c       shared receive queues; binding their WQEs to QPs
@@ -73,6 +74,7 @@
 #define MROCE_MAX_QP		0x10000
 #define MROCE_MAX_CQ		0x10000
 #define MROCE_MAX_MR		0x40000
+#define MROCE_MAX_MW		0x10000
 #define MROCE_MAX_AH		0x10000
 #define MROCE_MAX_QP_WR		4096
 #define MROCE_MAX_SRQ		0x10000
@@ -206,6 +208,7 @@ enum mroce_pool_type {
 	MROCE_POOL_MR,
 	MROCE_POOL_AH,
 	MROCE_POOL_SRQ,
+	MROCE_POOL_MW,			/* by rkey index, as rkey_xa */
 	MROCE_NUM_POOLS
 };
 
@@ -236,7 +239,12 @@ struct mroce_dev {
 
 	/* QPN -> QP, lkey >> 8 -> MR, AH number -> its address ... */
 	struct mroce_pool pool[MROCE_NUM_POOLS];
-	struct xarray rkey_xa;		/* rkey -> mroce_mr, RCU readers */
+	/*
+	 * rkey >> 8 -> mroce_mr, RCU readers.  A window's rkey index is
+	 * reserved here too (an entry that reads NULL): MR and MW rkeys
+	 * never share an index; the window itself is in pool[MROCE_POOL_MW].
+	 */
+	struct xarray rkey_xa;
 	spinlock_t atomic_lock;		/* serialises remote atomics */
 	/* receiver fair-share rate hint for the senders to this port */
 	spinlock_t rh_lock;
@@ -370,6 +378,11 @@ struct mroce_mr {
 	unsigned int page_shift;
 	struct mroce_pool_elem elem;	/* WQEs and lookups holding it */
 	bool dead;			/* deregistered: no access any more */
+	/*
+	 * Memory windows bound to it: a deregistration fails while any is
+	 * (IBA 10.6.7.2.6).  Raised under @lock only while !dead.
+	 */
+	atomic_t num_mw;
 	struct work_struct free_work;	/* the last reference went */
 	struct rcu_head rcu;
 };
@@ -389,6 +402,7 @@ struct mroce_mr {
 #define MROCE_WR_LOCAL		BIT(8)	/* local MR operation: no packet */
 #define MROCE_WR_KERNEL		BIT(9)	/* kernel QPs only (a pointer inside) */
 #define MROCE_WR_INV		BIT(10)	/* the peer invalidates an rkey */
+#define MROCE_WR_USER		BIT(11)	/* user QPs only (memory windows) */
 /* waits for an answer, takes a READ/ATOMIC credit; local SGEs are written */
 #define MROCE_WR_RD_ATOMIC	(MROCE_WR_READ | MROCE_WR_ATOMIC)
 
@@ -503,6 +517,9 @@ struct mroce_qp {
 	struct mroce_qp_ref *ref;	/* what the QP table indexes */
 	struct completion released;
 	struct work_struct err_work;	/* fail from where locks are held */
+	/* type 2 memory windows bound through this QP (mroce_mw.c) */
+	spinlock_t mw_lock;		/* innermost: under a window's lock */
+	struct list_head mw_list;
 
 	/* requester + completer: under sq.lock */
 	struct {
@@ -684,6 +701,39 @@ static inline struct mroce_srq *to_msrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct mroce_srq, ibsrq);
 }
 
+/*
+ * A memory window (mroce_mw.c).  ib_core frees struct mroce_mw when
+ * dealloc_mw returns; lookups from the wire find the window's state,
+ * struct mroce_win, which the driver frees after a grace period once
+ * its last reference goes.
+ */
+struct mroce_win {
+	struct mroce_pool_elem elem;	/* lookups + 1 while allocated */
+	spinlock_t lock;		/* everything below */
+	struct ib_pd *pd;
+	enum ib_mw_type type;
+	bool dead;			/* deallocated */
+	bool bound;			/* has a range: the rkey grants access */
+	u32 rkey;			/* the key the device honours */
+	int access;			/* IB_ACCESS_REMOTE_* */
+	u64 addr;
+	u64 length;
+	struct mroce_mr *mr;		/* bound: a reference, in num_mw */
+	struct mroce_qp *qp;		/* type 2 bound: its QP (mw_list) */
+	struct list_head qp_node;
+	struct rcu_head rcu;
+};
+
+struct mroce_mw {
+	struct ib_mw ibmw;
+	struct mroce_win *win;
+};
+
+static inline struct mroce_mw *to_mmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct mroce_mw, ibmw);
+}
+
 static inline struct mroce_mr *to_mmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct mroce_mr, ibmr);
@@ -806,6 +856,17 @@ int mroce_sgl_resolve(struct mroce_dev *mdev, struct ib_pd *pd,
 		      u32 nsge, int access, u32 *total);
 void mroce_sgl_release(struct mroce_mr **mr, u32 nsge);
 
+/* mroce_mw.c */
+int mroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int mroce_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status mroce_mw_bind(struct mroce_qp *qp,
+				const struct mroce_send_wqe *w);
+int mroce_mw_local_inv(struct mroce_qp *qp, u32 rkey);
+int mroce_mw_remote_inv(struct mroce_qp *qp, u32 rkey);
+struct mroce_mr *mroce_mw_resolve(struct mroce_qp *qp, u32 rkey, u64 va,
+				  u64 len, int access);
+void mroce_mw_qp_destroy(struct mroce_qp *qp);
+
 /* mroce_cq.c */
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
@@ -881,6 +942,7 @@ void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi);
 struct mroce_rd_src {
 	struct mroce_mr *mr;
 	u32 rkey;
+	bool mw;	/* through a window: looked up again for every packet */
 };
 
 bool mroce_resp_read_next(struct mroce_qp *qp, struct mroce_rd_src *src);

@@ -35,11 +35,7 @@
 
 #include "mroce.h"
 
-/*
- * IB_ACCESS_MW_BIND is accepted and kept: it allows windows to be bound
- * to the region, and the device offers none (no alloc_mw), so it grants
- * nothing; consumers that register every region with it still can.
- */
+/* IB_ACCESS_MW_BIND: memory windows may be bound to it (mroce_mw.c). */
 #define MROCE_MR_ACCESS_OK (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			    IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
@@ -228,6 +224,9 @@ struct ib_mr *mroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (mr->type != MROCE_MR_USER || !mr->umem)
 		return ERR_PTR(-EINVAL);
+	/* ib_core deregisters the old one, which fails while windows are bound */
+	if (atomic_read(&mr->num_mw))
+		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->umem->address;
 		length = mr->length;
@@ -245,14 +244,22 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mroce_dev *mdev = to_mdev(ibmr->device);
 	struct mroce_mr *mr = to_mmr(ibmr);
 
-	/* no new lookups; held references find it dead and fail */
-	mroce_pool_unindex(&mdev->pool[MROCE_POOL_MR], mr->lkey >> 8);
-	xa_erase(&mdev->rkey_xa, mr->rkey >> 8);
-	/* a fast MR's memory may be freed on return: no copy under way */
+	/*
+	 * Not while memory windows are bound to it (IBA 10.6.7.2.6); a
+	 * bind checks dead under the same lock.  A fast MR's memory may be
+	 * freed on return: no copy under way.
+	 */
 	write_lock_bh(&mr->lock);
+	if (atomic_read(&mr->num_mw)) {
+		write_unlock_bh(&mr->lock);
+		return -EBUSY;
+	}
 	WRITE_ONCE(mr->dead, true);
 	mr->state = MROCE_MR_FREE;
 	write_unlock_bh(&mr->lock);
+	/* no new lookups; held references find it dead and fail */
+	mroce_pool_unindex(&mdev->pool[MROCE_POOL_MR], mr->lkey >> 8);
+	xa_erase(&mdev->rkey_xa, mr->rkey >> 8);
 	mroce_pool_del(&mdev->pool[MROCE_POOL_MR]);
 	mroce_mr_put(mr);
 	return 0;

@@ -49,10 +49,18 @@ static const struct mroce_wr_opinfo mroce_wr_ops[] = {
 		.wc_op = IB_WC_FETCH_ADD,
 		.mask = MROCE_WR_RC | MROCE_WR_ATOMIC,
 	},
-	/* imm_data: the lkey or rkey to invalidate */
+	/*
+	 * imm_data: the key to invalidate: a fast MR's lkey or rkey (kernel
+	 * QPs), a type 2 memory window's rkey (user QPs)
+	 */
 	[IB_UVERBS_WR_LOCAL_INV] = {
 		.name = "LOCAL_INV", .wc_op = IB_WC_LOCAL_INV,
-		.mask = MROCE_WR_RC | MROCE_WR_LOCAL | MROCE_WR_KERNEL,
+		.mask = MROCE_WR_RC | MROCE_WR_LOCAL,
+	},
+	/* wr.bind: ibv_bind_mw() (type 1) or post_send (type 2) */
+	[IB_UVERBS_WR_BIND_MW] = {
+		.name = "BIND_MW", .wc_op = IB_WC_BIND_MW,
+		.mask = MROCE_WR_RC | MROCE_WR_LOCAL | MROCE_WR_USER,
 	},
 	/* imm_data carries the peer's rkey to invalidate, host order */
 	[IB_UVERBS_WR_SEND_WITH_INV] = {

@@ -25,6 +25,8 @@ static const struct {
 	[MROCE_POOL_MR] = { "mr", MROCE_MAX_MR, 1, (1U << 24) - 1 },
 	[MROCE_POOL_AH] = { "ah", MROCE_MAX_AH, 1, INT_MAX },
 	[MROCE_POOL_SRQ] = { "srq", MROCE_MAX_SRQ },
+	/* numbered by rkey index (mroce_pool_insert()), as rkey_xa */
+	[MROCE_POOL_MW] = { "mw", MROCE_MAX_MW },
 };
 
 void mroce_pools_init(struct mroce_dev *mdev)

@@ -268,6 +268,8 @@ static void mroce_qp_init_engines(struct mroce_qp *qp)
 	spin_lock_init(&qp->rq.lock);
 	init_completion(&qp->released);
 	INIT_WORK(&qp->err_work, mroce_qp_err_work);
+	spin_lock_init(&qp->mw_lock);
+	INIT_LIST_HEAD(&qp->mw_list);
 	hrtimer_init(&qp->sq.loss_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->sq.loss_timer.function = mroce_timer_fire;
 	hrtimer_init(&qp->sq.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
@@ -416,6 +418,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * queued by a flush that overflowed the CQ: done before the free.
 	 */
 	cancel_work_sync(&qp->err_work);
+	/* its type 2 memory windows are free again */
+	mroce_mw_qp_destroy(qp);
 
 	mroce_sq_release(qp);
 	mroce_rq_release(qp);
@@ -692,7 +696,9 @@ static int mroce_wr_to_wqe(struct mroce_qp *qp, const struct ib_send_wr *wr,
 	int i;
 
 	memset(w, 0, sizeof(*w));
-	if (!op || !(op->mask & (rc ? MROCE_WR_RC : MROCE_WR_UD)))
+	/* BIND_MW: memory windows are for userspace consumers only */
+	if (!op || !(op->mask & (rc ? MROCE_WR_RC : MROCE_WR_UD)) ||
+	    (op->mask & MROCE_WR_USER))
 		return -EINVAL;
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;

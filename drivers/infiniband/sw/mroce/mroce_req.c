@@ -135,7 +135,8 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 
 	sw->op = mroce_wr_opinfo(w->opcode);
 	if (!sw->op || !(sw->op->mask & qp_type_mask) ||
-	    ((sw->op->mask & MROCE_WR_KERNEL) && qp->is_user))
+	    ((sw->op->mask & MROCE_WR_KERNEL) && qp->is_user) ||
+	    ((sw->op->mask & MROCE_WR_USER) && !qp->is_user))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (sw->op->mask & MROCE_WR_LOCAL)
 		return IB_WC_SUCCESS;	/* no SGEs; mroce_req_local() */
@@ -567,7 +568,7 @@ static bool mroce_req_pace_wait(struct mroce_qp *qp)
 }
 
 /*
- * Execute a local MR operation (REG_MR, LOCAL_INV) in send queue order:
+ * Execute a local operation (REG_MR, LOCAL_INV, BIND_MW) in send queue order:
  * every WQE before it has been sent, none after it has started.  It
  * completes, in order, with the status returned.
  */
@@ -584,7 +585,19 @@ static enum ib_wc_status mroce_req_local(struct mroce_qp *qp,
 			mroce_qcount(qp, MROCE_CNT_FAST_REG, 1);
 		return st;
 	}
-	st = mroce_mr_local_inv(qp->mdev, qp->ibqp.pd, w->imm_data);
+	if (w->opcode == IB_WR_BIND_MW)
+		return mroce_mw_bind(qp, w);
+	/* a type 2 window's rkey, else a fast MR's key */
+	switch (mroce_mw_local_inv(qp, w->imm_data)) {
+	case 0:
+		st = IB_WC_SUCCESS;
+		break;
+	case -ENOENT:
+		st = mroce_mr_local_inv(qp->mdev, qp->ibqp.pd, w->imm_data);
+		break;
+	default:
+		st = IB_WC_LOC_PROT_ERR;
+	}
 	if (st == IB_WC_SUCCESS)
 		mroce_qcount(qp, MROCE_CNT_LOCAL_INV, 1);
 	return st;

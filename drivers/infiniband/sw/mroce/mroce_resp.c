@@ -341,7 +341,9 @@ static struct mroce_mr *mroce_resp_mr(struct mroce_qp *qp, u32 rkey, u64 va,
 	struct mroce_mr *mr;
 
 	mr = mroce_mr_get_rkey(qp->mdev, rkey);
-	if (mr && mroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+	if (!mr)	/* a memory window's? */
+		return mroce_mw_resolve(qp, rkey, va, len, access);
+	if (mroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
 		mroce_mr_put(mr);
 		mr = NULL;
 	}
@@ -515,7 +517,9 @@ void mroce_resp_read_end(struct mroce_rd_src *src)
 /*
  * The region a READ response copies from, still good for the whole
  * request (access of the QP and of the region, range): the run's, if
- * the rkey is the same, or looked up again.  NULL if not.
+ * the rkey is the same, or looked up again.  NULL if not.  Through a
+ * memory window, looked up again for every packet: the window may have
+ * been invalidated or bound elsewhere since the last.
  */
 static struct mroce_mr *mroce_resp_read_src(struct mroce_qp *qp,
 					    struct mroce_rd_src *src,
@@ -523,12 +527,18 @@ static struct mroce_mr *mroce_resp_read_src(struct mroce_qp *qp,
 {
 	if (!(qp->access & IB_ACCESS_REMOTE_READ))
 		return NULL;
-	if (!src->mr || src->rkey != s->m.rkey) {
+	if (!src->mr || src->rkey != s->m.rkey || src->mw) {
 		mroce_resp_read_end(src);
-		src->mr = mroce_mr_get_rkey(qp->mdev, s->m.rkey);
-		if (!src->mr)
-			return NULL;
 		src->rkey = s->m.rkey;
+		src->mw = false;
+		src->mr = mroce_mr_get_rkey(qp->mdev, s->m.rkey);
+		if (!src->mr) {
+			src->mw = true;
+			src->mr = mroce_mw_resolve(qp, s->m.rkey, s->m.va,
+						   s->m.msg_len,
+						   IB_ACCESS_REMOTE_READ);
+			return src->mr;
+		}
 	}
 	if (mroce_mr_check(src->mr, qp->ibqp.pd, s->m.va, s->m.msg_len,
 			   IB_ACCESS_REMOTE_READ))
@@ -706,11 +716,13 @@ static bool mroce_resp_advance(struct mroce_qp *qp,
 		/*
 		 * C15: a SEND_WITH_INV invalidates when its message completes,
 		 * in order; an rkey that is no valid fast-registration region
-		 * of the QP's PD fails the connection.
+		 * of the QP's PD, nor a type 2 memory window bound through
+		 * this QP, fails the connection.
 		 */
 		if (!nak && (props & MROCE_OPP_INV) &&
 		    (s->m.flags & MROCE_F_LAST)) {
-			if (mroce_mr_remote_inv(qp->mdev, qp->ibqp.pd, s->m.imm))
+			if (mroce_mr_remote_inv(qp->mdev, qp->ibqp.pd, s->m.imm) &&
+			    mroce_mw_remote_inv(qp, s->m.imm))
 				nak = MROCE_NAK_INV_REQ;
 			else
 				mroce_qcount(qp, MROCE_CNT_RX_REMOTE_INV, 1);

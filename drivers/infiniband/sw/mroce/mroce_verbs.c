@@ -42,6 +42,7 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_cq = MROCE_MAX_CQ;
 	attr->max_cqe = MROCE_MAX_CQE;
 	attr->max_mr = MROCE_MAX_MR;
+	attr->max_mw = MROCE_MAX_MW;
 	attr->max_ah = MROCE_MAX_AH;
 	attr->max_srq = MROCE_MAX_SRQ;
 	attr->max_srq_wr = MROCE_MAX_SRQ_WR;
@@ -55,7 +56,10 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_CHANGE_PHY_PORT |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 /* memory windows: type 1 and type 2B */
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/* fast registration, LOCAL_INV and SEND_WITH_INV: kernel ULPs */
 	attr->max_fast_reg_page_list_len = MROCE_MAX_FAST_REG_PAGES;
@@ -380,6 +384,7 @@ const struct ib_device_ops mroce_dev_ops = {
 
 	.alloc_hw_port_stats = mroce_alloc_hw_port_stats,
 	.alloc_mr = mroce_alloc_mr,
+	.alloc_mw = mroce_alloc_mw,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
 	.create_ah = mroce_create_ah,
@@ -388,6 +393,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.create_srq = mroce_create_srq,
 	.create_user_ah = mroce_create_ah,
 	.dealloc_driver = mroce_dealloc_driver,
+	.dealloc_mw = mroce_dealloc_mw,
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.dereg_mr = mroce_dereg_mr,
@@ -422,6 +428,7 @@ const struct ib_device_ops mroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, mroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
