@@ -280,6 +280,34 @@ static void mroce_qp_init_engines(struct mroce_qp *qp)
 	tasklet_setup(&qp->sq.task, mroce_req_task);
 }
 
+/* An RC QP's path table, with the number of paths the module says now. */
+static int mroce_qp_alloc_paths(struct mroce_qp *qp, enum ib_qp_type type)
+{
+	u32 n = READ_ONCE(mroce_num_paths);
+
+	if (type != IB_QPT_RC)
+		return 0;
+	qp->sq.paths = kzalloc(mroce_paths_size(n), GFP_KERNEL_ACCOUNT);
+	if (!qp->sq.paths)
+		return -ENOMEM;
+	mroce_qp_paths_init(qp, n);
+	return 0;
+}
+
+/* The QP's number, and its entry in the lookup packets go through. */
+static int mroce_qp_number(struct mroce_qp *qp, enum ib_qp_type type,
+			   u32 *qpn)
+{
+	struct mroce_pool *pool = &qp->mdev->pool[MROCE_POOL_QP];
+
+	if (type == IB_QPT_GSI) {
+		/* QP1 by definition, below the pool's range; one per port */
+		*qpn = MROCE_WIRE_QPN_GSI;
+		return mroce_pool_insert(pool, *qpn, &qp->ref->elem);
+	}
+	return mroce_pool_index(pool, &qp->ref->elem, qpn, GFP_KERNEL);
+}
+
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -321,30 +349,14 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_queues;
 
 	err = mroce_qp_alloc_queues(qp, init, uc ? &uc->ibuc : NULL, &resp);
+	if (!err)
+		err = mroce_qp_alloc_paths(qp, init->qp_type);
 	if (err)
 		goto err_queues;
-	if (init->qp_type == IB_QPT_RC) {
-		u32 n = READ_ONCE(mroce_num_paths);
-
-		qp->sq.paths = kzalloc(mroce_paths_size(n), GFP_KERNEL_ACCOUNT);
-		if (!qp->sq.paths) {
-			err = -ENOMEM;
-			goto err_queues;
-		}
-		mroce_qp_paths_init(qp, n);
-	}
 	mroce_sq_init_state(qp);
 	mroce_rq_init_state(qp);
 
-	if (init->qp_type == IB_QPT_GSI) {
-		/* QP1 by definition, below the pool's range; one per port */
-		qpn = MROCE_WIRE_QPN_GSI;
-		err = mroce_pool_insert(&mdev->pool[MROCE_POOL_QP], qpn,
-					&qp->ref->elem);
-	} else {
-		err = mroce_pool_index(&mdev->pool[MROCE_POOL_QP],
-				       &qp->ref->elem, &qpn, GFP_KERNEL);
-	}
+	err = mroce_qp_number(qp, init->qp_type, &qpn);
 	if (err)
 		goto err_queues;
 	ibqp->qp_num = qpn;
