@@ -12,6 +12,8 @@
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
+#   make deb        Debian packages into build/deb (tools/deb.sh):
+#                   mroce-dkms, mroce-provider, mroce-tools; lintian
 #
 # KDIR defaults to the running kernel's build dir, else the newest
 # installed Debian linux-headers-*-amd64.  W=1 and C=1 pass through to
@@ -20,7 +22,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools check check-debug lint kunit guest-test demo bench profile clean
+.PHONY: all modules provider tools deb check check-debug lint kunit guest-test demo bench profile clean
 
 all: modules provider tools
 
@@ -36,11 +38,15 @@ tools: provider
 	$(MAKE) -C tools/fuzz
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp modules
 
-check: all
+# the packages first: t-70-install installs them in the guest
+check: all deb
 	$(CURDIR)/tools/check.sh
 
 check-debug: provider tools
 	$(CURDIR)/tools/guest/check-debug.sh $(DEBUG_TESTS)
+
+deb:
+	$(CURDIR)/tools/deb.sh
 
 lint:
 	$(CURDIR)/tools/lint.sh

@@ -6,7 +6,11 @@
 #   unit   provider unit tests on the host (make -C tools/libmroce check),
 #          bench.py's parsers and report (make -C tools/bench check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
-#   guest  device and data path tests in a qemu guest (tools/tests/)
+#   guest  device and data path tests in a qemu guest (tools/tests/),
+#          all but t-70-install
+#   install t-70-install in a guest of its own: the packages of "make
+#          deb" (make check builds them first) installed with dpkg, the
+#          module built by DKMS under TCG (minutes), used without insmod
 #   debug  guest tests on the debug kernel (tools/guest/check-debug.sh):
 #          by default the subset that races destroy, teardown and hostile
 #          rings (MROCE_DEBUG_TESTS; "all" runs every test, as
@@ -18,7 +22,7 @@ set -uo pipefail
 top=$(dirname "$(dirname "$(readlink -f "$0")")")
 cd "$top" || exit 1
 
-stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug}
+stages=${MROCE_CHECK_STAGES:-lint unit kunit guest install debug}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
 : "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-61-verbsfuzz}"
@@ -47,8 +51,12 @@ for s in $stages; do
 	lint)	run_stage lint tools/lint.sh ;;
 	unit)	run_stage unit unit_tests ;;
 	kunit)	run_stage kunit kunit/run-kunit.sh ;;
-	guest)	run_stage guest tools/guest/mroce-vm --timeout 2400 -- \
-			tools/tests/run-guest-tests.sh ;;
+	guest)	mapfile -t guest_tests < <(tools/tests/run-guest-tests.sh -l |
+			grep -vx t-70-install)
+		run_stage guest tools/guest/mroce-vm --timeout 2400 -- \
+			tools/tests/run-guest-tests.sh "${guest_tests[@]}" ;;
+	install) run_stage install tools/guest/mroce-vm --timeout 2700 -- \
+			tools/tests/run-guest-tests.sh t-70-install ;;
 	debug)	debug_tests=()
 		[ "$MROCE_DEBUG_TESTS" = all ] ||
 			read -ra debug_tests <<<"$MROCE_DEBUG_TESTS"
