@@ -5,6 +5,7 @@
 #   make            kernel module (against KDIR), rdma-core provider, tools
 #                   (tools/kulp/mroce_kulp.ko, a kernel ULP, included)
 #   make check      lint + KUnit + guest tests (what CI runs)
+#   make check-install  t-70-install: the packages installed in a guest
 #   make check-debug  the guest tests on a KASAN/lockdep/kmemleak/UBSAN
 #                   kernel built from linux-source-6.1 (cached), fails on
 #                   any kernel report; DEBUG_TESTS="t-20-rc-pingpong ..."
@@ -22,7 +23,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools deb check check-debug lint kunit guest-test demo bench profile clean
+.PHONY: all modules provider tools deb check check-install check-debug lint kunit guest-test demo bench profile clean
 
 all: modules provider tools
 
@@ -41,6 +42,10 @@ tools: provider
 # the packages first: t-70-install installs them in the guest
 check: all deb
 	$(CURDIR)/tools/check.sh
+
+# t-70-install alone: packages installed in a guest, DKMS, autoload
+check-install: all deb
+	MROCE_CHECK_STAGES=install $(CURDIR)/tools/check.sh
 
 check-debug: provider tools
 	$(CURDIR)/tools/guest/check-debug.sh $(DEBUG_TESTS)
