@@ -36,32 +36,46 @@ if [ "${1:-}" != --guest ]; then
 	[ "$TYPE" != mroce ] || [ -f "$TOP/drivers/infiniband/sw/mroce/mroce.ko" ] ||
 		{ echo "run-blktests: build mroce.ko first (make modules)" >&2; exit 2; }
 	mkdir -p "$TOP/build/results"
+	# Clone, patch and build on the host (gcc under TCG takes minutes);
+	# the guest copies the built tree (its view of the project is
+	# read-only, and ./check writes into the blktests folder).
+	BT=$TOP/build/blktests
+	rm -rf "$BT"
+	git clone -q "$SRC" "$BT"
+	git -C "$BT" apply "$HERE"/0001-*.patch
+	make -s -C "$BT" >"$TOP/build/blktests.build.log" 2>&1 ||
+		echo "run-blktests: blktests build failed: build/blktests.build.log" >&2
+	echo "run-blktests: blktests $(git -C "$BT" log -1 --format='%h %s')"
 	exec "$TOP/tools/guest/mroce-vm" --timeout "${BLKTESTS_TIMEOUT:-5400}" \
-		--env BLKTESTS_SRC="$SRC" --env BLKTESTS_TYPE="$TYPE" \
+		--env BLKTESTS_TYPE="$TYPE" --env BLKTESTS_TAG="${BLKTESTS_TAG:-}" \
 		-- "$HERE/run-blktests.sh" --guest "$@"
 fi
 shift
 TYPE=${BLKTESTS_TYPE:-$TYPE}
 TESTS=("$@")
 [ ${#TESTS[@]} -gt 0 ] || TESTS=(nvme srp)
-OUT=$TOP/build/results/blktests-$TYPE
+# the project tree is read-only in the guest; build/results is /results
+OUT=${MROCE_RESULTS:-$TOP/build/results}/blktests-$TYPE${BLKTESTS_TAG:+-$BLKTESTS_TAG}
 rm -rf "$OUT"
 mkdir -p "$OUT"
-say() { echo "run-blktests: $*"; }
+say() { echo "run-blktests: [$(cut -d" " -f1 /proc/uptime)s] $*"; }
 
 BT=/root/blktests
 rm -rf "$BT"
-git clone -q "$SRC" "$BT"
-(cd "$BT" && patch -p1 -s < "$HERE"/0001-*.patch)
-make -s -C "$BT" >"$OUT/build.log" 2>&1 || say "blktests build: see build.log"
+cp -a "$TOP/build/blktests" "$BT"
+say "blktests copied to $BT"
 
 if [ "$TYPE" = mroce ]; then
 	for m in ib_core ib_uverbs rdma_cm udp_tunnel ip6_udp_tunnel; do
 		modprobe "$m"
 	done
-	mkdir -p "/lib/modules/$(uname -r)/extra"
-	cp "$TOP/drivers/infiniband/sw/mroce/mroce.ko" "/lib/modules/$(uname -r)/extra/"
+	# Under kernel/, not extra/: blktests' _have_module looks for the
+	# .ko file below /lib/modules/$(uname -r)/kernel only.
+	kmod_dir=/lib/modules/$(uname -r)/kernel/drivers/infiniband/sw/mroce
+	mkdir -p "$kmod_dir"
+	cp "$TOP/drivers/infiniband/sw/mroce/mroce.ko" "$kmod_dir/"
 	depmod -a
+	say "mroce.ko installed"
 fi
 ip link add bt0 type veth peer name bt1
 ip addr add 192.0.2.11/24 dev bt0
@@ -74,8 +88,11 @@ NVMET_TRTYPES=rdma
 SOFT_RDMA=$TYPE
 EOF
 say "SOFT_RDMA=$TYPE ./check ${TESTS[*]}"
-(cd "$BT" && ./check "${TESTS[@]}") 2>&1 | tee "$OUT/check.log" || true
-cp -r "$BT/results" "$OUT/" 2>/dev/null || true
+# -o: the per-test logs go straight to /results, so a run ended by
+# --timeout keeps those of the tests that finished.
+(cd "$BT" && ./check -o "$OUT/results" "${TESTS[@]}") 2>&1 |
+	tee "$OUT/check.log" || true
+dmesg >"$OUT/dmesg.log" 2>&1 || true
 
 # "nvme/003 (...)   [passed]", "[failed]", "[not run]"
 pass=$(grep -c '\[passed\]' "$OUT/check.log" || true)
