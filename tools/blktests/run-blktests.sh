@@ -48,6 +48,9 @@ if [ "${1:-}" != --guest ]; then
 	echo "run-blktests: blktests $(git -C "$BT" log -1 --format='%h %s')"
 	exec "$TOP/tools/guest/mroce-vm" --timeout "${BLKTESTS_TIMEOUT:-5400}" \
 		--env BLKTESTS_TYPE="$TYPE" --env BLKTESTS_TAG="${BLKTESTS_TAG:-}" \
+		--env BLKTESTS_FIO_TIMEOUT="${BLKTESTS_FIO_TIMEOUT:-}" \
+		--env BLKTESTS_BLKDEV_TYPES="${BLKTESTS_BLKDEV_TYPES:-}" \
+		--env BLKTESTS_IMG_SIZE="${BLKTESTS_IMG_SIZE:-}" \
 		-- "$HERE/run-blktests.sh" --guest "$@"
 fi
 shift
@@ -83,9 +86,17 @@ ip addr add 192.0.2.12/24 dev bt1
 ip link set bt0 up
 ip link set bt1 up
 
+# TIMEOUT: the fio runtime of blktests' timed tests (nvme/010 writes and
+# verifies the whole 1 GiB namespace otherwise: tens of minutes under TCG).
+# NVMET_BLKDEV_TYPES: blktests runs each nvmet test on a block device and
+# on a file; "device" alone halves the run.  NVME_IMG_SIZE: 350m, the
+# largest size a test requires (nvme/012).
 cat > "$BT/config" <<EOF
 NVMET_TRTYPES=rdma
 SOFT_RDMA=$TYPE
+TIMEOUT=${BLKTESTS_FIO_TIMEOUT:-60}
+NVMET_BLKDEV_TYPES="${BLKTESTS_BLKDEV_TYPES:-device}"
+NVME_IMG_SIZE=${BLKTESTS_IMG_SIZE:-350m}
 EOF
 say "SOFT_RDMA=$TYPE ./check ${TESTS[*]}"
 # -o: the per-test logs go straight to /results, so a run ended by
