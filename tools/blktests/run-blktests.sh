@@ -9,17 +9,29 @@
 # blktests binds its soft RDMA driver itself (start_soft_rdma: every
 # netdev with a carrier), and knows siw and rdma_rxe only; the patch in
 # this folder (0001-*.patch, written for upstream) adds SOFT_RDMA=<type>
-# for any driver whose link type and module share a name.  Here: a veth
-# pair in the guest's initial namespace (nvme-rdma and nvmet-rdma bind
-# there in 6.1) holding 192.0.2.11 and 192.0.2.12, mroce.ko installed
-# where modprobe finds it, blktests cloned from BLKTESTS_SRC (a git
-# repository; default: the mirror the search tool's fetch makes) into the
-# guest's overlay, patched and built, then ./check on TEST... (default
-# "nvme srp").  The summary counts passed, failed and not-run tests; the
-# logs and blktests' results are under build/results/blktests-<type>/.
+# for any driver whose link type and module share a name.
 #
-# Not part of make check: a full run takes the better part of an hour
-# under TCG, and CI has no copy of blktests (no internet).
+# On the host: blktests cloned from BLKTESTS_SRC (a git repository;
+# default: the mirror the search tool's fetch makes) into build/blktests,
+# patched and built (gcc under TCG would take minutes).  In the guest: that
+# tree copied to /root/blktests (the project tree is read-only there), a
+# veth pair in the initial namespace (nvme-rdma and nvmet-rdma bind there
+# in 6.1) holding 192.0.2.11 and 192.0.2.12, mroce.ko installed below
+# /lib/modules/<ver>/kernel/ (blktests' _have_module looks nowhere else)
+# and depmod run (1-2.5 min under TCG), then ./check on TEST... (default
+# "nvme srp") with blktests' config:
+#   NVMET_TRTYPES=rdma  SOFT_RDMA=<type>
+#   TIMEOUT=$BLKTESTS_FIO_TIMEOUT (60): fio runtime of the timed tests
+#   NVMET_BLKDEV_TYPES=$BLKTESTS_BLKDEV_TYPES (device; "device file": both)
+#   NVME_IMG_SIZE=$BLKTESTS_IMG_SIZE (350m)
+# Results: build/results/blktests-<type>[-$BLKTESTS_TAG]/: check.log,
+# summary.txt (one line per test, then the passed/failed/not-run counts),
+# dmesg.log, and blktests' per-test logs in results/ (written as the run
+# goes, so a run ended by BLKTESTS_TIMEOUT, default 5400 s, keeps them).
+# Findings: Documentation/blktests.rst.
+#
+# Not part of make check: nvme or srp alone takes 15-30 minutes under TCG
+# on two shared cores, and CI has no copy of blktests (no internet).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
