@@ -48,29 +48,6 @@ struct end {
 	int gid_index;
 };
 
-/* Index of the RoCE v2 GID ::ffff:a.b.c.d, or -1. */
-static int find_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_port_attr pa;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (int i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (e.gid.global.subnet_prefix == 0 &&
-		    (be64toh(e.gid.global.interface_id) >> 32) == 0xffff) {
-			*gid = e.gid;
-			return i;
-		}
-	}
-	return -1;
-}
-
 static bool setup_end(struct end *e)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR,
@@ -83,7 +60,7 @@ static bool setup_end(struct end *e)
 	e->ctx = mtest_find_device(e->name);
 	if (!mtest_check(e->ctx, "%s: open", e->name))
 		return false;
-	e->gid_index = find_ipv4_gid(e->ctx, &e->gid);
+	e->gid_index = mtest_find_ipv4_gid(e->ctx, &e->gid);
 	if (!mtest_check(e->gid_index >= 0, "%s: RoCE v2 IPv4 GID at index %d",
 			 e->name, e->gid_index))
 		return false;

@@ -73,32 +73,10 @@ static struct conn C[NCONN];
 static unsigned int seed = 1;
 static uint64_t next_id = 1;
 
-/* Index of the RoCE v2 GID ::ffff:a.b.c.d, or -1. */
-static int find_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_port_attr pa;
-
-	if (ibv_query_port(ctx, 1, &pa))
-		return -1;
-	for (int i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    e.gid.global.subnet_prefix == 0 &&
-		    (be64toh(e.gid.global.interface_id) >> 32) == 0xffff) {
-			*gid = e.gid;
-			return i;
-		}
-	}
-	return -1;
-}
-
 static void setup_end(struct end *e, const char *dev, int access)
 {
 	e->ctx = mtest_open_device(dev);
-	e->gid_index = find_ipv4_gid(e->ctx, &e->gid);
+	e->gid_index = mtest_find_ipv4_gid(e->ctx, &e->gid);
 	if (e->gid_index < 0)
 		mtest_die("%s: no RoCE v2 IPv4 GID", dev);
 	e->pd = ibv_alloc_pd(e->ctx);

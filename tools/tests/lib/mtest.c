@@ -255,6 +255,27 @@ const char *mtest_gid_str(const union ibv_gid *gid, char *buf, size_t len)
 	return buf;
 }
 
+int mtest_find_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (e.gid.global.subnet_prefix == 0 &&
+		    (be64toh(e.gid.global.interface_id) >> 32) == 0xffff) {
+			*gid = e.gid;
+			return i;
+		}
+	}
+	return -1;
+}
+
 int mtest_gid_parse(const char *s, union ibv_gid *gid)
 {
 	return inet_pton(AF_INET6, s, gid->raw) == 1 ? 0 : -1;

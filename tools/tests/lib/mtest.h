@@ -82,6 +82,8 @@ struct ibv_qp *mtest_create_rc_qp(struct ibv_pd *pd, struct ibv_cq *scq,
 /* GID as IPv6 text (inet_ntop) into @buf, and back: 0, or -1 */
 const char *mtest_gid_str(const union ibv_gid *gid, char *buf, size_t len);
 int mtest_gid_parse(const char *s, union ibv_gid *gid);
+/* port 1's first RoCE v2 GID ::ffff:a.b.c.d: its index (*gid set), or -1 */
+int mtest_find_ipv4_gid(struct ibv_context *ctx, union ibv_gid *gid);
 
 /* ------------------------------------------------------------ QP states */
 
