@@ -13,24 +13,27 @@
  *   mroce_cq.c        completion queues: create / destroy / resize, poll_cq
  *                     (consumes CQEs from the ring, no system call),
  *                     req_notify_cq (a write() command)
- *   mroce_qp.c        RC queue pairs: create / query / modify /
+ *   mroce_cq_ex.c     extended CQs: create_cq_ex, start / next / end_poll
+ *                     and the ibv_wc_read_* accessors
+ *   mroce_qp.c        RC and UD queue pairs: create / query / modify /
  *                     destroy, post_send (WQEs into the SQ ring, doorbell
  *                     write() only when the kernel asks for one through
  *                     MROCE_RING_F_NEED_KICK), post_recv (RQ ring; the
  *                     RQ doorbell only when the kernel sets NEED_KICK on
  *                     it, i.e. the QP is in ERR and must flush receives)
- *   mroce_mr.c        memory regions (reg_mr / dereg_mr), memory windows
- *                     (alloc_mw / dealloc_mw / bind_mw)
+ *   mroce_qp_ex.c     extended QPs: create_qp_ex and the ibv_wr_* builders
+ *   mroce_srq.c       shared receive queues: create / modify (limit) /
+ *                     query / destroy, post_srq_recv
+ *   mroce_mr.c        memory regions (reg_mr / rereg_mr / dereg_mr),
+ *                     memory windows (alloc_mw / dealloc_mw / bind_mw)
  *   mroce_ah.c        address handles (create_ah / destroy_ah)
  *
- * Not implemented (their verbs_context_ops members stay NULL, so libibverbs
- * fails those verbs with EOPNOTSUPP): SRQ (create_qp refuses attr->srq with
- * EOPNOTSUPP), UD QPs (not implemented here yet; create_qp refuses them),
- * create_qp_ex / create_cq_ex (ibv_create_qp_ex() with comp_mask ==
- * IBV_QP_INIT_ATTR_PD still works: libibverbs routes it to create_qp),
- * reg_dmabuf_mr, ECE, multicast.  When a family is added,
- * give it its own mroce_<family>.c, declare its ops below and fill them into
- * mroce_ctx_ops in mroce_provider.c.
+ * Not offered (their verbs_context_ops members stay NULL, so libibverbs
+ * fails those verbs with EOPNOTSUPP; UC QPs are refused by create_qp):
+ * UC and XRC (Documentation/mroce.rst, "Verbs not offered"),
+ * reg_dmabuf_mr, ECE, multicast, device memory.  When a family is added,
+ * give it its own mroce_<family>.c, declare its ops below and fill them
+ * into mroce_ctx_ops in mroce_provider.c.
  *
  * Locking: one pthread spinlock per queue (SQ, RQ, CQ).  A QP's SQ lock
  * covers post_send's ring writes, its RQ lock post_recv's; a CQ's lock
