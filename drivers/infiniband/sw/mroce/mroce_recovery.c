@@ -174,11 +174,14 @@ void mroce_req_recover(struct mroce_qp *qp, u64 now)
  * Tail probe: nothing was heard for a PTO although packets are out, so
  * the last ones (or their ACKs) may be lost with nothing behind them to
  * reveal it.  Resend the newest undelivered packet with ACK_REQ; its ACK
- * carries the bitmap that lets the detector find the rest.
+ * carries the bitmap that lets the detector find the rest.  False if
+ * nothing is missing (every packet SACKed, the cumulative ACK lost): that
+ * is the RTO's case.
  */
-void mroce_req_tlp(struct mroce_qp *qp)
+bool mroce_req_tlp(struct mroce_qp *qp)
 {
 	u32 idx = qp->sq.head, k, n = 0;
+	bool sent = false;
 
 	/* the newest request packet still missing, READ/ATOMIC answers too */
 	while (idx != qp->sq.tail) {
@@ -192,11 +195,13 @@ void mroce_req_tlp(struct mroce_qp *qp)
 			mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
 			qp->sq.tlp_out = true;
 			mroce_req_xmit(qp, idx, k, true, -1);
+			sent = true;
 			goto out;
 		}
 	}
 out:
 	mroce_req_scanned(qp, n);
+	return sent;
 }
 
 /* The oldest request PSN still missing, READ/ATOMIC answers included. */
