@@ -1296,8 +1296,11 @@ static void case_bad_args(int arg)
 		destroy_cq_v);
 	BAD_PTR("ibv_create_cq cqe INT_MAX",
 		ibv_create_cq(ctx, INT_MAX, NULL, NULL, 0), destroy_cq_v);
-	BAD_PTR("ibv_create_cq comp_vector 99",
-		ibv_create_cq(ctx, 16, NULL, NULL, 99), destroy_cq_v);
+	BAD_PTR("ibv_create_cq comp_vector num_comp_vectors",
+		ibv_create_cq(ctx, 16, NULL, NULL, ctx->num_comp_vectors),
+		destroy_cq_v);
+	BAD_PTR("ibv_create_cq comp_vector -1",
+		ibv_create_cq(ctx, 16, NULL, NULL, -1), destroy_cq_v);
 	bad_int("ibv_resize_cq -1", VCALL("ibv_resize_cq",
 					  ibv_resize_cq(s.scq, -1)));
 	bad_int("ibv_resize_cq max_cqe + 1",

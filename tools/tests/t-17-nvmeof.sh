@@ -150,6 +150,12 @@ ctrl=$(for c in /sys/class/nvme/nvme*; do
 	[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] && echo "${c##*/}"; done)
 check_match "the controller's transport is rdma" "^rdma$" \
 	"$(cat /sys/class/nvme/"$ctrl"/transport 2>/dev/null)"
+# nvme-rdma makes one I/O queue per CPU, but no more than the device's
+# completion vectors: with num_comp_vectors 1 (before 2026-12-05) it had
+# one I/O queue whatever the CPUs, and blktests' nvme/048 failed.
+check_eq "one I/O queue per CPU (queue_count = admin + $(nproc))" \
+	$(( $(nproc) + 1 )) \
+	"$(cat /sys/class/nvme-fabrics/ctl/"$ctrl"/queue_count 2>/dev/null)"
 
 c_reg0=$(counter mroce-nv fast_reg)
 c_inv0=$(counter mroce-nv rx_remote_inv)

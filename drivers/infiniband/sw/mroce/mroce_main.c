@@ -153,7 +153,13 @@ static int mroce_dev_init(struct mroce_dev *mdev, struct net_device *ndev)
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	/*
+	 * One completion vector per CPU, as consumers expect: nvme-rdma and
+	 * the RDMA CQ pool size their queue count by it (one I/O queue with
+	 * 1).  A completion runs where the CQE is made (softirq or the
+	 * poster's context) whichever vector the CQ names.
+	 */
+	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
 	/* The provider's doorbells and CQ arming are legacy write commands. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
