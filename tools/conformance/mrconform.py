@@ -920,6 +920,7 @@ def _(t):
         r, REQ_OPS)}) >= 256)
     t.net.recv(0.3)
     reqs = p.mine(t.net.seen[start:], REQ_OPS)
+    t.true("WRITE packets seen", reqs)
     far = max(W.fwd(p.a_psn, r.psn) for r in reqs)
     t.eq("highest PSN sent without any ACK (snd_una + 255)", 255, far,
          key=True)
