@@ -10,6 +10,9 @@
 #                   kernel built from linux-source-6.1 (cached), fails on
 #                   any kernel report; DEBUG_TESTS="t-20-rc-pingpong ..."
 #                   picks tests
+#   make conformance  the MetaRoCE conformance suite against mroce in the
+#                   guest (tools/conformance, t-26-conformance): TAP, a
+#                   closing "N passed, N failed" and rule coverage
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
@@ -23,7 +26,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools deb check check-install check-debug lint kunit guest-test demo bench profile clean
+.PHONY: all modules provider tools conformance deb check check-install check-debug lint kunit guest-test demo bench profile clean
 
 all: modules provider tools
 
@@ -37,6 +40,7 @@ tools: provider
 	$(MAKE) -C tools/tests/src
 	$(MAKE) -C tools/mroce-verify
 	$(MAKE) -C tools/fuzz
+	$(MAKE) -C tools/conformance
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp modules
 
 # the packages first: t-70-install installs them in the guest
@@ -62,6 +66,10 @@ kunit:
 guest-test: all
 	$(GUEST) -- tools/tests/run-guest-tests.sh
 
+conformance: all
+	tools/conformance/rules.py --check
+	$(GUEST) --timeout 900 -- tools/tests/run-guest-tests.sh t-26-conformance
+
 demo: all
 	$(GUEST) -- tools/demo.sh
 
@@ -77,4 +85,5 @@ clean:
 	$(MAKE) -C tools/tests/src clean
 	$(MAKE) -C tools/mroce-verify clean
 	$(MAKE) -C tools/fuzz clean
+	$(MAKE) -C tools/conformance clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp clean

@@ -36,6 +36,11 @@
 #    the files whose #! line names sh, bash or dash (tools/guest/mroce-vm,
 #    tools/guest/init, .ci/run); tracked or new, not ignored files.
 #
+# 5. tools/conformance/rules.py --check: every normative key word of
+#    Documentation/metaroce-spec.rst has a rule ID, no ID twice; and the
+#    conformance tester's encoder against the spec's test vectors
+#    (tools/conformance/mrwire.py --selftest).
+#
 # Fails on any checkpatch ERROR/WARNING/CHECK, a failed build, any line
 # of build output with "warning:" or "error:" in it (gcc, sparse, modpost),
 # or any shellcheck finding.  Last line on stdout, e.g.:
@@ -290,13 +295,24 @@ main()
 		[ $sc_rc -eq 1 ] || sc_result="shellcheck FAILED (exit $sc_rc)"
 	fi
 
+	# --- 5. the spec's rule IDs, the conformance tester ---------------
+	rules_out=$(python3 "$root/tools/conformance/rules.py" --check 2>&1 &&
+		python3 "$root/tools/conformance/mrwire.py" --selftest 2>&1)
+	rules_rc=$?
+	if [ $rules_rc -eq 0 ]; then
+		rules_result=$(sed -n 's/^rules: \([0-9]* rules\).*/\1 with IDs/p' <<<"$rules_out")
+	else
+		printf '%s\n' "$rules_out"
+		rules_result="rule IDs or tester self-test FAILED"
+	fi
+
 	if [ $cp_bad -ne 0 ] || [ $build_ok -eq 0 ] || [ "$nwarn" -ne 0 ] ||
-	   [ "${pure_bad:-0}" -ne 0 ] || [ $sc_rc -ne 0 ]; then
+	   [ "${pure_bad:-0}" -ne 0 ] || [ $sc_rc -ne 0 ] || [ $rules_rc -ne 0 ]; then
 		[ "$nwarn" -ne 0 ] && grep -iE 'warning:|error:' "$log" >&2
-		echo "lint: FAILED: $cp_result, $pure_result, $build_result, $sc_result"
+		echo "lint: FAILED: $cp_result, $pure_result, $build_result, $sc_result, $rules_result"
 		exit 1
 	fi
-	echo "lint: $cp_result, $pure_result, $build_result, $sc_result"
+	echo "lint: $cp_result, $pure_result, $build_result, $sc_result, $rules_result"
 }
 
 main "$@"
