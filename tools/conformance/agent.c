@@ -631,6 +631,40 @@ static int op_mr_write(const struct req *r)
 	return 0;
 }
 
+/*
+ * The port counters through rdma netlink (iproute2's `rdma statistic`):
+ * "link DEV/1 name value name value ...".  Used where sysfs does not show
+ * the device's port counters, as in a network namespace whose sysfs shows
+ * ib_core's compat device only.
+ */
+static int counters_netlink(void)
+{
+	char cmd[256], tok[128], name[128];
+	int n = 0, i = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1 2>/dev/null",
+		 dev_name);
+	p = popen(cmd, "r");
+	if (!p)
+		return fail("rdma statistic: %s", strerror(errno));
+	emit(", \"counters\": {");
+	while (fscanf(p, "%127s", tok) == 1) {
+		if (i++ < 2)	/* "link", "DEV/1" */
+			continue;
+		if (i % 2) {	/* a name */
+			snprintf(name, sizeof(name), "%s", tok);
+			continue;
+		}
+		emit("%s\"%s\": %" PRIu64, n++ ? ", " : "", name,
+		     (uint64_t)strtoull(tok, NULL, 10));
+	}
+	emit("}");
+	if (pclose(p) != 0 || !n)
+		return fail("rdma statistic show link %s/1 failed", dev_name);
+	return 0;
+}
+
 static int op_counters(void)
 {
 	char path[512], val[64];
@@ -645,7 +679,7 @@ static int op_counters(void)
 		 "/sys/class/infiniband/%s/ports/1/hw_counters", dev_name);
 	d = opendir(path);
 	if (!d)
-		return fail("%s: %s", path, strerror(errno));
+		return counters_netlink();
 	emit(", \"counters\": {");
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "lifespan"))

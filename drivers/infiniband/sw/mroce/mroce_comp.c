@@ -296,7 +296,12 @@ static bool mroce_comp_nak(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 			qp->sq.rnr_left--;
 		}
 		qp->sq.rnr_wait = true;
-		mod_timer(&qp->sq.rnr_timer, jiffies +
+		/*
+		 * At least the peer's timer (MR-47): jiffies + n expires after
+		 * n - 1 to n ticks, so one tick more.  The conformance suite
+		 * saw resends 4.7 ms after an RNR NAK of 5.12 ms (HZ 250).
+		 */
+		mod_timer(&qp->sq.rnr_timer, jiffies + 1 +
 			  usecs_to_jiffies(mroce_wire_rnr_timer_us(pi->rnr_timer)));
 		return false;
 	case MROCE_NAK_PSN_SEQ_ERR:
