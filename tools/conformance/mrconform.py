@@ -224,11 +224,13 @@ class Peer:
         return self.pkt(opcode, path=path, **f)
 
     def ack(self, epsn, trig=None, sack=0, code=None, nak_psn=0,
-            rnr_timer=0, rate=0):
-        """An ACK (or NAK) of the agent's requests."""
+            rnr_timer=0, rate=0, older_us=0):
+        """An ACK (or NAK) of the agent's requests; older_us makes the
+        echoed timestamp that much older (a longer RTT sample)."""
         f = dict(psn=epsn, sack=sack, rate=rate)
         if trig is not None:
-            f.update(echo_ts=trig.ts, echo_pseq=trig.pseq,
+            f.update(echo_ts=(trig.ts - older_us) & 0xffffffff,
+                     echo_pseq=trig.pseq,
                      echo_path=trig.path, echo_psn=trig.psn, rx_count=1,
                      path=trig.path % 16)
         if code is None:
@@ -823,24 +825,43 @@ def _(t):
 # ---- the implementation as requester
 
 
-def warm_up(t, p, delay=0.05):
-    """One WRITE, ACKed @delay seconds late with its echo: the requester's
-    SRTT becomes about @delay (RTTVAR half of it), so its RTO (3 x
-    @delay) and tail probe (2 x @delay) stay quiet while a slow tester
-    (Python under TCG) reads a burst and answers it, and rule 1's reorder
-    wait (4 RTTVAR = 2 x @delay) still ends before the tail probe.  Without it RTO_init (10 ms)
-    expires before we answer, declares paths dead and resends."""
+def warm_up(t, p, rtt_us=50000):
+    """One WRITE, ACKed at once but with its echoed timestamp @rtt_us
+    older: the requester's first RTT sample says about @rtt_us, so its RTO
+    (3 x, RTTVAR being half the first sample) and tail probe (2 x) stay
+    quiet while a slow tester (Python under TCG) reads a burst and answers
+    it, and rule 1's reorder wait (4 RTTVAR = 2 x) ends before the probe.
+    Without it RTO_init (10 ms) expires before we answer, declares paths
+    dead and resends."""
+    before = t.counters()
     start = len(t.net.seen)
     agent_write(t, p, 8, wr_id=77)
     t.net.recv(2.0, until=lambda r: p.mine(r, REQ_OPS))
     w = p.mine(t.net.seen[start:], REQ_OPS)
     t.true("warm-up WRITE sent", w)
-    time.sleep(delay)
     p.a_psn = (p.a_psn + 1) & 0xffffff
-    t.net.send(p.ack(p.a_psn, trig=w[0]))
+    t.net.send(p.ack(p.a_psn, trig=w[0], older_us=rtt_us))
     t.eq("warm-up WRITE completes", ["success"],
          [x["status"] for x in t.wcs(p, timeout=2)])
     t.net.drain(0.02)
+    # we were slower than RTO_init after all: a path is dead now
+    return not t.delta(before).get("path_dead", 0)
+
+
+def warm_peer(t, tries=3, alive=True, **kw):
+    """A Peer whose requester has an RTT sample (warm_up()) and, if
+    @alive, all its paths alive: a warm-up slower than RTO_init declares a
+    path dead, then a fresh QP is tried.  If every try was too slow the
+    case cannot be judged here (SKIP, not pass): RTO_init is 10 ms, and
+    this tester (Python; under TCG in CI) may need longer to answer."""
+    for _ in range(tries):
+        p = Peer(t, **kw)
+        if warm_up(t, p) or not alive:
+            return p
+        t.agent("destroy", qp=p.qp)
+    raise XFail("inconclusive: the tester answered slower than RTO_init "
+                "(10 ms) in %d tries, so a path was dead before the case "
+                "began" % tries)
 
 
 def agent_write(t, p, size, wr_id=1, signaled=1, opcode="write"):
@@ -907,8 +928,7 @@ def _(t):
 
 @case("requester-rnr-waits-then-fails", ["MR-47"])
 def _(t):
-    p = Peer(t, rnr_retry=1)
-    warm_up(t, p)
+    p = warm_peer(t, alive=False, rnr_retry=1)
     mr = t.new_mr(4096)
     start = len(t.net.seen)
     t.agent("post_send", qp=p.qp, opcode="send", mr=mr["mr"], len=10,
@@ -944,14 +964,14 @@ def _(t):
 
 @case("requester-window-256", ["MR-39", "MR-91", "MR-7", "MR-10"])
 def _(t):
-    p = Peer(t)
-    warm_up(t, p)
+    p = warm_peer(t, alive=False)
     start = len(t.net.seen)
     agent_write(t, p, 300 * 1024)
     t.net.recv(3.0, until=lambda r: len({x.psn for x in p.mine(
         r, REQ_OPS)}) >= 256)
     t.net.recv(0.3)
-    reqs = p.mine(t.net.seen[start:], REQ_OPS)
+    reqs = [r for r in p.mine(t.net.seen[start:], REQ_OPS)
+            if W.fwd(p.a_psn, r.psn) < 1 << 23]     # not the warm-up's
     t.true("WRITE packets seen", reqs)
     far = max(W.fwd(p.a_psn, r.psn) for r in reqs)
     # MR-39 is a ceiling: a sender whose RTO fired meanwhile (no ACK for
@@ -960,21 +980,17 @@ def _(t):
            "snd_una + %d)" % far, far <= 255, key=True)
     t.true("no payload above the PMTU", all(len(r.payload) <= 1024
                                              for r in reqs))
-    # ACK everything sent: the rest follows and the WRITE completes
-    epsn = (p.a_psn + far + 1) & 0xffffff
-    t.net.send(p.ack(epsn, trig=reqs[-1]))
-    t.net.recv(3.0, until=lambda r: {W.fwd(p.a_psn, x.psn) for x in p.mine(
-        t.net.seen[start:], REQ_OPS)} >= set(range(300)))
-    t.net.send(p.ack((p.a_psn + 300) & 0xffffff, trig=reqs[-1]))
-    t.eq("completes", ["success"], [x["status"] for x in t.wcs(p, timeout=3)])
+    # Not checked here: that the rest follows our ACK.  By now the
+    # requester's RTOs (we stayed silent for up to 3 s) have declared paths
+    # dead, and new data waits for PROBE answers, which this case does
+    # not give (a case of its own should: dead paths, PROBE, revival).
 
 
 @case("multipath-spray-ports-and-loss-on-same-path",
       ["MR-5", "MR-51", "MR-52", "MR-100", "MR-42", "MR-40", "MR-43",
        "MR-12", "MR-11"])
 def _(t):
-    p = Peer(t)
-    warm_up(t, p)
+    p = warm_peer(t)
     start = len(t.net.seen)
     # 4 packets a path: sent well within RTO_init (10 ms) even under TCG,
     # before an RTO could declare a path dead and skew the spread
