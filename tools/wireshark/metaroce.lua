@@ -328,7 +328,7 @@ function Ctx:bh(tree, op)
 	local info = self.info
 
 	self:add(t, "version", 0, 1)
-	self:add(t, "opcode", 1, 1)
+	self.op_item = self:add(t, "opcode", 1, 1)
 	local fi = self:add(t, "flags", 2, 2)
 	if fi then
 		local flags = info.flags
@@ -829,9 +829,8 @@ function p.dissector(tvb, pinfo, tree)
 	-- P3: decode BH, then show the extension headers hdr_words announces
 	local hdr
 	if not op then
-		local oi = top:add(f.opcode, tvb(1, 1))
-		oi:set_generated()
-		self:defect(3, "opcode", oi, "Opcode not in the v1 opcode table")
+		self:defect(3, "opcode", self.op_item,
+			"Opcode not in the v1 opcode table")
 		hdr = math.max(LEN.BH, info.hdr_words * 8)
 		if hdr > LEN.BH then
 			self:add(top, "ext_unknown", LEN.BH, math.min(hdr,
