@@ -358,8 +358,17 @@ def main():
                 print("FAIL %s: %s is '%s', expected '%s'" %
                       (name, k, got.get(k, ""), v))
                 bad += 1
+    # the preference moves the dissector off port 4792
+    moved = subprocess.run([args.tshark, "-n", "-X", "lua_script:" + LUA,
+                            "-o", "metaroce.udp_port:9999", "-r", pcap,
+                            "-Y", "metaroce"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL,
+                           universal_newlines=True, check=False)
+    if moved.returncode or moved.stdout.strip():
+        print("FAIL metaroce.udp_port:9999 still decodes port 4792")
+        bad += 1
     print("selftest: %d packets, %d field checks, %d failed" %
-          (len(cs), sum(len(e) + 3 for _, _, e, _ in cs), bad))
+          (len(cs), sum(len(e) + 3 for _, _, e, _ in cs) + 1, bad))
     return 1 if bad else 0
 
 
