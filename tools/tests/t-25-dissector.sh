@@ -67,8 +67,9 @@ require "enable the mroce trace events" sh -c "echo 1 > $T/events/mroce/enable"
 # --- capture on veth1 in h1: both directions of the link
 PCAP=/tmp/$TEST_NAME.pcap
 rm -f "$PCAP"
-in_h1 dumpcap -q -i veth1 -P -s 0 -f 'udp port 4792' -w "$PCAP" \
-	2>"$OUT/dumpcap.log" &
+# $! must be dumpcap itself (ip netns exec execs it): SIGINT ends it cleanly
+ip netns exec h1 dumpcap -q -i veth1 -P -s 0 -f 'udp port 4792' \
+	-w "$PCAP" 2>"$OUT/dumpcap.log" &
 cap=$!
 on_exit "kill $cap 2>/dev/null"
 for _ in $(seq 50); do
