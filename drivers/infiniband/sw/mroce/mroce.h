@@ -23,6 +23,7 @@
  *     mroce_net.c       the soft provider: per-netns UDP sockets
  *     mroce_recv.c      receive demux: parse, count drops, dispatch
  *     mroce_pkt.c       build and send a packet
+ *     mroce_trace.[ch]  tracepoints (mroce:*), the drop event's helper
  *   transport engines (mroce_sq.h: what the send side shares)
  *     mroce_opcode.c    work request opcode table
  *     mroce_req.c       requester
