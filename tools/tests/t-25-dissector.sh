@@ -113,9 +113,8 @@ R_RKEY=$(addr_field "$CLI_OUT" remote RKey)
 R_VA=$(addr_field "$CLI_OUT" remote VAddr)
 perf fadd ib_atomic_bw -n 16 -A FETCH_AND_ADD
 perf cswap ib_atomic_bw -n 16 -A CMP_AND_SWAP
-A_Q=$(addr_field "$SRV_OUT" local QPN)
-A_RKEY=$(addr_field "$CLI_OUT" remote RKey)
-log "pingpong QPN server $PP_QS PSN $PP_PS, client $PP_QC PSN $PP_PC; write QPN $W_Q rkey $W_RKEY; read QPN $R_Q rkey $R_RKEY va $R_VA; atomic QPN $A_Q rkey $A_RKEY"
+A_Q=$(addr_field "$SRV_OUT" local QPN)	# ib_atomic_bw prints no RKey
+log "pingpong QPN server $PP_QS PSN $PP_PS, client $PP_QC PSN $PP_PC; write QPN $W_Q rkey $W_RKEY; read QPN $R_Q rkey $R_RKEY va $R_VA; atomic QPN $A_Q"
 
 # two malformed packets: shorter than a Base Header, and opcode 0x13
 check "send two malformed packets from h2" in_h2 python3 -c '
@@ -163,11 +162,11 @@ check_eq "tshark says nothing on stderr" "" \
 
 # one line per finding "name|value", checked below
 python3 - "$OUT/fields.tsv" "$ADDR_S" "$ADDR_C" "$PP_QS" "$PP_QC" "$PP_PS" \
-	"$PP_PC" "$W_Q" "$W_RKEY" "$R_Q" "$R_RKEY" "$R_VA" "$A_Q" "$A_RKEY" \
+	"$PP_PC" "$W_Q" "$W_RKEY" "$R_Q" "$R_RKEY" "$R_VA" "$A_Q" \
 	>"$OUT/capture-facts.txt" <<'EOF'
 import sys
 (fields, addr_s, addr_c, pp_qs, pp_qc, pp_ps, pp_pc, w_q, w_rkey, r_q, r_rkey,
- r_va, a_q, a_rkey) = sys.argv[1:]
+ r_va, a_q) = sys.argv[1:]
 # Both devices number their QPs alike (from 16): a QP is (address, QPN).
 def h(s):
     """A hex field's first value (None if absent)."""
@@ -229,7 +228,11 @@ fact("read_va_ok", bool(rd) and
      all(0 <= h(r["va"]) - h(r_va) < (1 << 20) for r in rd))
 at = reqs(a_q, {0x07, 0x08})
 fact("atomic_ops", " ".join(sorted({r["op"] for r in at})))
-fact("atomic_rkeys_ok", bool(at) and all(h(r["rkey"]) == h(a_rkey) for r in at))
+# one target: one rkey, 8-byte aligned (ib_atomic_bw does not print them)
+fact("atomic_pkts", len(at))
+fact("atomic_one_rkey_aligned", bool(at) and
+     len({r["rkey"] for r in at}) == 1 and
+     all(h(r["va"]) % 8 == 0 for r in at))
 # ACKs: SACK bits, each SACKed PSN captured before as a request to the
 # QP that sent the ACK (the ACK's source address and QP)
 sent, acks_sack, sack_unknown = {}, 0, 0
@@ -279,8 +282,10 @@ check_match "READ requests to ib_read_bw's server QP" '^[0-9]{2,}$' \
 check_eq "READ length 8192" 8192 "$(facts read_lens)"
 check_eq "READ rkey is ib_read_bw's" True "$(facts read_rkeys_ok)"
 check_eq "READ address is in ib_read_bw's buffer" True "$(facts read_va_ok)"
-check_eq "ib_atomic_bw's CMP_SWP (0x07) with its rkey" True \
-	"$(facts atomic_rkeys_ok)"
+check_match "ib_atomic_bw's CMP_SWPs (0x07) to its server QP" \
+	'^(1[6-9]|[2-9][0-9]|[0-9]{3,})$' "$(facts atomic_pkts)"
+check_eq "the CMP_SWPs have one rkey and 8-byte aligned addresses" True \
+	"$(facts atomic_one_rkey_aligned)"
 check_match "ACKs with SACK bits under loss" '^[1-9][0-9]*$' \
 	"$(facts acks_with_sack)"
 check_eq "every SACKed PSN was sent to the ACK's source QP before" 0 \
@@ -294,8 +299,12 @@ log "events: tx $(n_ev mroce_tx) rx $(n_ev mroce_rx) drop $(n_ev mroce_drop) los
 check_eq "trace buffer did not overrun" 0 "$overrun"
 check_match "mroce_tx events" '^[0-9]{3,}$' "$(n_ev mroce_tx)"
 check_match "mroce_rx events" '^[0-9]{3,}$' "$(n_ev mroce_rx)"
-check_match "mroce_tx of the pingpong client's SENDs" '^[1-9]' \
-	"$(grep -c " mroce_tx: $DEV_C SEND sqpn=$((PP_QC)) dqpn=$((PP_QS)) .* len=3000 " "$TR")"
+# len is a packet's payload: the pingpong client's SEND packets add up to
+# 3000 bytes per message (one LAST each)
+check_eq "mroce_tx of the pingpong client's SENDs: 3000 bytes a message" \
+	"3000 x 8" "$(grep " mroce_tx: $DEV_C SEND sqpn=$((PP_QC)) dqpn=$((PP_QS)) " "$TR" |
+	sed -n 's/.* len=\([0-9]*\) flags=\([A-Z_|]*\) .*/\1 \2/p' |
+	awk '{ b += $1 } $2 ~ /LAST/ { m++ } END { printf "%d x %d", m ? b / m : 0, m }')"
 for s in INIT RTR RTS; do
 	check_match "mroce_qp_state -> $s for the pingpong client QP" '^[1-9]' \
 		"$(grep -c "mroce_qp_state: $DEV_C qpn=$((PP_QC)) type=RC [A-Z]* -> $s " "$TR")"
