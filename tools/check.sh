@@ -4,7 +4,8 @@
 # "make check": every test mroce has, in order, each stage timed:
 #   lint   checkpatch --strict, W=1 and sparse (tools/lint.sh)
 #   unit   provider unit tests on the host (make -C tools/libmroce check),
-#          bench.py's parsers and report (make -C tools/bench check)
+#          bench.py's parsers and report (make -C tools/bench check),
+#          the Wireshark dissector (make -C tools/wireshark check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/),
 #          all but t-70-install
@@ -44,9 +45,10 @@ run_stage() {
 	[ $rc = 0 ] || failed+=("$name")
 }
 
-# the provider's unit tests, then bench.py's: one stage, one line
+# the provider's unit tests, bench.py's, the dissector's: one stage, one line
 unit_tests() {
-	make -C tools/libmroce check && make -C tools/bench check
+	make -C tools/libmroce check && make -C tools/bench check &&
+		make -C tools/wireshark check
 }
 
 for s in $stages; do

@@ -23,6 +23,7 @@
  *     mroce_net.c       the soft provider: per-netns UDP sockets
  *     mroce_recv.c      receive demux: parse, count drops, dispatch
  *     mroce_pkt.c       build and send a packet
+ *     mroce_trace.[ch]  tracepoints (mroce:*), the drop event's helper
  *   transport engines (mroce_sq.h: what the send side shares)
  *     mroce_opcode.c    work request opcode table
  *     mroce_req.c       requester
@@ -51,6 +52,7 @@
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
 #include <linux/timer.h>
+#include <linux/tracepoint-defs.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -755,10 +757,36 @@ static inline void mroce_ring_free_to(struct mroce_ring *r, u32 cons)
 	smp_store_release(&r->hdr->cons, cons);
 }
 
+/*
+ * mroce_trace.c: the mroce_drop tracepoint fires for every increment of a
+ * receive drop or duplicate counter (rx_drop_*, rx_dup_*: contiguous in
+ * enum mroce_counter), with the counter's name as the reason.
+ * mroce_rx_pkt is the packet mroce_xport_rcv() is dispatching on this
+ * CPU, set only while the tracepoint is enabled.
+ */
+DECLARE_TRACEPOINT(mroce_drop);
+DECLARE_PER_CPU(const struct mroce_pkt_info *, mroce_rx_pkt);
+void mroce_trace_drop(struct mroce_dev *mdev, enum mroce_counter c);
+
+static inline bool mroce_counter_is_drop(enum mroce_counter c)
+{
+	return c >= MROCE_CNT_RX_DROP_NO_CSUM &&
+	       c <= MROCE_CNT_RX_DROP_RESP_UNEXPECTED;
+}
+
+/* A disabled tracepoint costs a patched-out branch, and only for drops. */
+static inline void mroce_count_traced(struct mroce_dev *mdev,
+				      enum mroce_counter c)
+{
+	if (mroce_counter_is_drop(c) && tracepoint_enabled(mroce_drop))
+		mroce_trace_drop(mdev, c);
+}
+
 static inline void mroce_count(struct mroce_dev *mdev, enum mroce_counter c,
 			       u64 n)
 {
 	this_cpu_add(mdev->stats->v[c], n);
+	mroce_count_traced(mdev, c);
 }
 
 /* The verbs retry budget starts over: progress, or work for an idle SQ. */
@@ -774,6 +802,7 @@ static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 {
 	this_cpu_add(qp->mdev->stats->v[c], n);
 	atomic64_add(n, &qp->qcnt[c]);
+	mroce_count_traced(qp->mdev, c);
 }
 
 /* mroce_main.c */
@@ -970,5 +999,7 @@ static inline bool mroce_wr_is(unsigned int op, u16 mask)
 /* mroce_verbs.c */
 extern const struct ib_device_ops mroce_dev_ops;
 void mroce_counters_init(void);
+/* The counter's name as the spec and rdma statistic spell it. */
+const char *mroce_counter_name(enum mroce_counter c);
 
 #endif /* MROCE_H */

@@ -15,6 +15,7 @@
 #include <linux/jiffies.h>
 
 #include "mroce_sq.h"
+#include "mroce_trace.h"
 
 static void mroce_sq_post_cqe(struct mroce_qp *qp, struct mroce_swqe *sw,
 			      enum ib_wc_status status)
@@ -171,6 +172,7 @@ static void mroce_comp_echo(struct mroce_qp *qp, const struct mroce_pkt_info *pi
 	if (mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,
 				    pi->echo_path_seq, now_us)) {
 		mroce_qcount(qp, MROCE_CNT_PATH_REVIVED, 1);
+		trace_mroce_path(qp, pi->echo_path_id, MROCE_PATH_EV_REVIVED);
 		mroce_timer_probe_restart(qp);
 	}
 	if (pi->opcode == MROCE_OP_ACK)
@@ -210,6 +212,7 @@ static void mroce_comp_cc_ack(struct mroce_qp *qp,
 			   qp->sq.min_rtt_us + ack->qdelay_target_us : 0;
 	ack->rate_hint_bps = (u64)pi->rate_hint_mbps * 1000000;
 	cc->on_ack(&qp->sq.cc, ack);
+	trace_mroce_cc(qp, MROCE_CC_EV_ACK, ack->rate_hint_bps);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <net/udp.h>
 
 #include "mroce.h"
+#include "mroce_trace.h"
 
 /*
  * An skb for a packet with @payload bytes of payload: skb->data is where
@@ -65,6 +66,7 @@ static int mroce_pkt_emit(struct mroce_qp *qp, const struct mroce_av *av,
 		goto drop;
 	mroce_qcount(qp, MROCE_CNT_TX_PKTS, 1);
 	mroce_qcount(qp, MROCE_CNT_TX_BYTES, skb->len);
+	trace_mroce_tx(mdev, pi);
 	return xport->xmit(mdev, av, sport, INET_ECN_ECT_0, skb);
 
 drop:

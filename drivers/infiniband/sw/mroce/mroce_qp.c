@@ -13,6 +13,7 @@
 
 #include "mroce.h"
 #include "mroce_psn.h"
+#include "mroce_trace.h"
 
 struct mroce_qp *mroce_qp_get(struct mroce_dev *mdev, u32 qpn)
 {
@@ -420,6 +421,8 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	spin_lock_bh(&qp->state_lock);
+	if (qp->state != IB_QPS_RESET)
+		trace_mroce_qp_state(qp, qp->state, IB_QPS_RESET);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock_bh(&qp->state_lock);
 	mroce_resp_ack_flush(qp);
@@ -613,8 +616,10 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		res = NULL;
 	}
 	mroce_qp_apply_attr(qp, attr, mask, &av);
-	if (new != cur)
+	if (new != cur) {
 		WRITE_ONCE(qp->state, new);
+		trace_mroce_qp_state(qp, cur, new);
+	}
 	spin_unlock_bh(&qp->state_lock);
 	kfree(res);
 	if (new != cur)
@@ -689,6 +694,8 @@ void mroce_qp_error(struct mroce_qp *qp)
 		spin_unlock_bh(&qp->state_lock);
 		return;
 	}
+	if (qp->state != IB_QPS_ERR)
+		trace_mroce_qp_state(qp, qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_bh(&qp->state_lock);
 	mroce_resp_ack_flush(qp);

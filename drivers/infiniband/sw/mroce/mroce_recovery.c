@@ -23,6 +23,7 @@
 #include <linux/jiffies.h>
 
 #include "mroce_sq.h"
+#include "mroce_trace.h"
 
 /*
  * The first packet of @sw that may still be missing.  Packets of a SEND
@@ -94,6 +95,7 @@ void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max)
 				continue;
 			if (!max)
 				goto out;
+			trace_mroce_retx(qp, mroce_psn_add(sw->first_psn, k), MROCE_RETX_RNR);
 			mroce_req_xmit(qp, idx, k, true, -1);
 			max--;
 		}
@@ -123,9 +125,11 @@ void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 		mroce_qcount(qp, MROCE_CNT_LOSS_RACK, 1);
 		break;
 	}
+	trace_mroce_loss(qp, psn, s, ev);
 	/* the loss is charged to its path; enough of them and it dies */
 	if (mroce_paths_lost(qp->sq.paths, s->path, now)) {
 		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
+		trace_mroce_path(qp, s->path, MROCE_PATH_EV_DEAD);
 		mroce_timer_probe_restart(qp);
 	}
 }
@@ -156,6 +160,7 @@ void mroce_req_recover(struct mroce_qp *qp, u64 now)
 	if (cc->on_loss)
 		cc->on_loss(&qp->sq.cc, lost, false, div_u64(now, NSEC_PER_USEC),
 			    0);
+	trace_mroce_cc(qp, MROCE_CC_EV_LOSS, 0);
 	psn = sb->una;
 	while (mroce_sb_next_lost(sb, psn, &psn)) {
 		struct mroce_swqe *sw = mroce_sq_find(qp, psn, &k);
@@ -166,6 +171,7 @@ void mroce_req_recover(struct mroce_qp *qp, u64 now)
 			continue;
 		}
 		mroce_qcount(qp, MROCE_CNT_RETX_SACK, 1);
+		trace_mroce_retx(qp, psn, MROCE_RETX_LOSS);
 		mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW], k, true, -1);
 	}
 }
@@ -193,6 +199,7 @@ bool mroce_req_tlp(struct mroce_qp *qp)
 			if (!mroce_req_missing(qp, sw, k))
 				continue;
 			mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
+			trace_mroce_retx(qp, mroce_psn_add(sw->first_psn, k), MROCE_RETX_TLP);
 			qp->sq.tlp_out = true;
 			mroce_req_xmit(qp, idx, k, true, -1);
 			sent = true;
@@ -297,6 +304,7 @@ bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 	mroce_qcount(qp, MROCE_CNT_RTO_EXPIRED, 1);
 	if (cc->on_loss)
 		cc->on_loss(&qp->sq.cc, 1, true, div_u64(now, NSEC_PER_USEC), 0);
+	trace_mroce_cc(qp, MROCE_CC_EV_RTO, 0);
 	/*
 	 * The path that lost it (or its answer: a READ/ATOMIC response comes
 	 * back with the request's entropy) is dead: new entropy, probed
@@ -310,8 +318,11 @@ bool mroce_req_rto(struct mroce_qp *qp, u64 now)
 				     mroce_sb_slot(&qp->sq.sb, psn)->path,
 				     div_u64(now, NSEC_PER_USEC))) {
 			mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
+			trace_mroce_path(qp, mroce_sb_slot(&qp->sq.sb, psn)->path,
+					 MROCE_PATH_EV_DEAD);
 			mroce_timer_probe_restart(qp);
 		}
+		trace_mroce_retx(qp, psn, MROCE_RETX_RTO);
 		if (sw)
 			mroce_req_xmit(qp, qp->sq.slot_wqe[psn % MROCE_WINDOW],
 				       k, true, -1);

@@ -14,6 +14,7 @@
 #include <net/ipv6.h>
 
 #include "mroce.h"
+#include "mroce_trace.h"
 
 /* Did a switch mark the packet Congestion Experienced (IP ECN = 11)? */
 static bool mroce_skb_ce(const struct sk_buff *skb)
@@ -53,12 +54,19 @@ static bool mroce_rc_from_peer(const struct mroce_qp *qp,
 
 void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 {
+	const struct mroce_pkt_info *outer = NULL;
 	const struct mroce_wire_opinfo *op;
 	struct mroce_pkt_info info;
+	bool datagram, rc, trace;
 	struct mroce_qp *qp;
-	bool datagram, rc;
 	int err;
 
+	/* mroce_drop names the packet whose drop it reports */
+	trace = tracepoint_enabled(mroce_drop) && in_softirq();
+	if (trace) {
+		outer = this_cpu_read(mroce_rx_pkt);
+		this_cpu_write(mroce_rx_pkt, &info);
+	}
 	mroce_count(mdev, MROCE_CNT_RX_PKTS, 1);
 	mroce_count(mdev, MROCE_CNT_RX_BYTES, skb->len);
 
@@ -74,6 +82,7 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 	op = mroce_wire_opinfo(info.opcode);
 	info.rx_ce = mroce_skb_ce(skb);
 	info.rx_sport = MROCE_SKB_CB(skb)->sport;
+	trace_mroce_rx(mdev, &info);
 	qp = mroce_qp_get(mdev, info.dest_qpn);
 	if (!qp) {
 		mroce_count(mdev, MROCE_CNT_RX_DROP_UNKNOWN_QP, 1);
@@ -100,6 +109,8 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_comp_rcv(qp, &info, skb);
 	mroce_qp_put(qp);
 drop:
+	if (trace)
+		this_cpu_write(mroce_rx_pkt, outer);
 	kfree_skb(skb);
 }
 EXPORT_SYMBOL_GPL(mroce_xport_rcv);

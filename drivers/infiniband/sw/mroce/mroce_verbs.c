@@ -243,6 +243,12 @@ void mroce_counters_init(void)
 			mroce_wire_err_name(err);
 }
 
+const char *mroce_counter_name(enum mroce_counter c)
+{
+	return c < MROCE_NUM_COUNTERS && mroce_counter_descs[c].name ?
+	       mroce_counter_descs[c].name : "unknown";
+}
+
 static struct rdma_hw_stats *mroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						       u32 port)
 {
