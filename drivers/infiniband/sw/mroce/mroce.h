@@ -54,6 +54,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
@@ -977,5 +978,9 @@ static inline bool mroce_wr_is(unsigned int op, u16 mask)
 /* mroce_verbs.c */
 extern const struct ib_device_ops mroce_dev_ops;
 void mroce_counters_init(void);
+
+/* the ib_core half of the kernel version shims */
+#define MROCE_COMPAT_IB
+#include "mroce_compat.h"
 
 #endif /* MROCE_H */
