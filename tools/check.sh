@@ -19,13 +19,18 @@
 #          rings (MROCE_DEBUG_TESTS; "all" runs every test, as
 #          "make check-debug" does): the whole suite on KASAN under TCG
 #          does not fit CI's hour
+#   k612   mroce and tools/kulp built with W=1 and sparse against
+#          Debian's 6.12 LTS headers, and a named subset of the guest tests
+#          (MROCE_K612_TESTS, see tools/guest/check-k612.sh) on a 6.12
+#          guest: the module builds for 6.1 and 6.12 from one tree
+#          (drivers/infiniband/sw/mroce/mroce_compat.h)
 # Every stage runs even if an earlier one failed; the exit status is
 # non-zero if any failed.  MROCE_CHECK_STAGES="lint guest" picks stages.
 set -uo pipefail
 top=$(dirname "$(dirname "$(readlink -f "$0")")")
 cd "$top" || exit 1
 
-stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug}
+stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug k612}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
 : "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-61-verbsfuzz}"
@@ -64,6 +69,7 @@ for s in $stages; do
 		[ "$MROCE_DEBUG_TESTS" = all ] ||
 			read -ra debug_tests <<<"$MROCE_DEBUG_TESTS"
 		run_stage debug tools/guest/check-debug.sh "${debug_tests[@]}" ;;
+	k612)	run_stage k612 tools/guest/check-k612.sh ;;
 	*)	echo "check: unknown stage $s" >&2; failed+=("$s") ;;
 	esac
 done
