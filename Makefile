@@ -13,20 +13,26 @@
 #   make conformance  the MetaRoCE conformance suite against mroce in the
 #                   guest (tools/conformance, t-26-conformance): TAP, a
 #                   closing "N passed, N failed" and rule coverage
+#   make check-612  the 6.12 lane (tools/guest/check-k612.sh): mroce and
+#                   tools/kulp built W=1 C=1 against Debian's 6.12 LTS
+#                   headers (MROCE_KVER, default 6.12), a named subset of
+#                   the guest tests on a 6.12 guest; K612_TESTS="all" or
+#                   "t-20-rc-pingpong ..." picks tests
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
 #   make deb        Debian packages into build/deb (tools/deb.sh):
 #                   mroce-dkms, mroce-provider, mroce-tools; lintian
 #
-# KDIR defaults to the running kernel's build dir, else the newest
-# installed Debian linux-headers-*-amd64.  W=1 and C=1 pass through to
-# kbuild.
+# KDIR comes from tools/kdir.sh: the running kernel's build dir, else the
+# kernel Debian's linux-headers-amd64 points at (6.1 on bookworm);
+# MROCE_KVER=6.12 (a series or a full release) picks another installed
+# one.  W=1 and C=1 pass through to kbuild.
 
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools conformance deb check check-install check-debug lint kunit guest-test demo bench profile clean
+.PHONY: all modules provider tools conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile clean
 
 all: modules provider tools
 
@@ -53,6 +59,11 @@ check-install: all deb
 
 check-debug: provider tools
 	$(CURDIR)/tools/guest/check-debug.sh $(DEBUG_TESTS)
+
+# the userspace is the same for both kernels; the modules are built for
+# 6.12 in copies under build/ (the tree's stay built for KDIR)
+check-612: provider tools
+	$(CURDIR)/tools/guest/check-k612.sh $(K612_TESTS)
 
 deb:
 	$(CURDIR)/tools/deb.sh

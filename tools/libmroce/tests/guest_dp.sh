@@ -13,10 +13,15 @@
 # client in h2) over the RoCE v2 GIDs ::ffff:192.0.2.1 / ::ffff:192.0.2.2.
 # Prints the mroce counters and the kernel log at the end.  Uses
 # tools/tests/lib.sh for the bookkeeping.
+#
+# RDMAV_DRIVERS (mroce-vm passes it in) names another build of the
+# provider, e.g. one built inside an rdma-core tree as providers/mroce
+# (Documentation/kernels-rdma-core.rst): .../build/lib/libmroce; the test
+# checks that ibv_devinfo loads exactly that file.
 . "$(dirname "$0")/../../tests/lib.sh"
 
 need_cmd rdma ibv_rc_pingpong setpriv
-export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
+export RDMAV_DRIVERS=${RDMAV_DRIVERS:-$MROCE_TOP/tools/libmroce/libmroce}
 SYS=/sys/class/infiniband
 HERE=$MROCE_TOP/tools/libmroce/tests
 COUNT=${1:-1000}
@@ -40,6 +45,12 @@ g1=$(gid_index mroce1 0000:0000:0000:0000:0000:ffff:c000:0201)
 g2=$(gid_index mroce2 0000:0000:0000:0000:0000:ffff:c000:0202)
 check "GID ::ffff:192.0.2.1 on mroce1 (index $g1)" test -n "$g1"
 check "GID ::ffff:192.0.2.2 on mroce2 (index $g2)" test -n "$g2"
+# the dynamic loader names every library it opens: the provider must be
+# the one RDMAV_DRIVERS names
+init=$(in_h1 env LD_DEBUG=files ibv_devinfo -d mroce1 2>&1 |
+	grep -E 'calling init: .*libmroce' | head -n 1)
+check_match "ibv_devinfo -d mroce1 loads $RDMAV_DRIVERS-rdmav*.so" \
+	"calling init: $RDMAV_DRIVERS-rdmav[0-9]+\.so\$" "$init"
 
 check "dp_smoke mroce1 mroce2" timeout 120 "$HERE/dp_smoke" mroce1 mroce2 "$COUNT"
 check "mw_smoke mroce1 mroce2 (memory windows)" timeout 300 "$HERE/mw_smoke" mroce1 mroce2

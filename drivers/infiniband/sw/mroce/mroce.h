@@ -56,6 +56,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
@@ -1001,5 +1002,9 @@ extern const struct ib_device_ops mroce_dev_ops;
 void mroce_counters_init(void);
 /* The counter's name as the spec and rdma statistic spell it. */
 const char *mroce_counter_name(enum mroce_counter c);
+
+/* the ib_core half of the kernel version shims */
+#define MROCE_COMPAT_IB
+#include "mroce_compat.h"
 
 #endif /* MROCE_H */

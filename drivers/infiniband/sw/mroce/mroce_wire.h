@@ -9,7 +9,8 @@
  *
  * Pure protocol code: no ib_core or rdma headers, so KUnit and a userspace
  * conformance suite can include it as is (with shims for <linux/types.h>,
- * <linux/bits.h>, <linux/build_bug.h> and <asm/unaligned.h>).
+ * <linux/bits.h>, <linux/build_bug.h> and mroce_compat.h's unaligned
+ * accessors).
  *
  * All multi-byte fields are big-endian.  A "24-bit field" shares one
  * 32-bit word with an 8-bit field above it: the word is read as a
@@ -25,7 +26,7 @@
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
-#include <asm/unaligned.h>
+#include "mroce_compat.h"
 
 #define MROCE_WIRE_VERSION		1
 #define MROCE_WIRE_UDP_PORT		4792	/* RoCEv2 is 4791, UET 4793 */

@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# check-k612.sh - the 6.12 lane ("make check-612", check.sh stage k612):
+# mroce built against Debian's 6.12 LTS kernel and the guest tests run on
+# it, while everything else (the default build, the other lanes) stays
+# on the distribution's 6.1.
+#
+# usage: tools/guest/check-k612.sh [--build-only|--run-only] [TEST...]
+#   default: the subset in MROCE_K612_TESTS; "all" runs every test.
+#   --build-only: steps 1 and 2; --run-only: step 3 with the modules an
+#   earlier --build-only left (when the guest is shared: build first,
+#   then hold /work/guest.lock for the run alone)
+#
+#   1. tools/kdir.sh with MROCE_KVER (default 6.12: the release Debian's
+#      linux-headers-6.12-amd64 metapackage points at; no ABI number is
+#      written down anywhere) gives the headers;
+#   2. mroce.ko built against them with W=1 and sparse (C=1) in a copy of
+#      the sources under build/k612-module/, and tools/kulp's modules
+#      under build/k612-kulp/ (the objects in the tree stay the 6.1 ones);
+#      any warning fails the lane;
+#   3. tools/guest/mroce-vm boots that release's /boot/vmlinuz and its
+#      /lib/modules (linux-image-6.12-amd64; the initramfs is built for it
+#      and cached) and runs tools/tests/run-guest-tests.sh with MROCE_KO
+#      and MROCE_KULP_DIR pointing at the modules of step 2.
+#
+#   MROCE_KVER            kernel series or release (default 6.12)
+#   MROCE_K612_TESTS      tests run by default (see below)
+#   MROCE_K612_VM_TIMEOUT seconds for the whole guest run (default 2400)
+# Results: build/results-k612/ (test logs, guest-tests.tap, dmesg.log).
+# Exit status: non-zero when the module does not build cleanly, the
+# kernel is not installed, or any test failed.
+set -uo pipefail
+unset ARCH SUBARCH CROSS_COMPILE W C O M KBUILD_OUTPUT KBUILD_EXTMOD \
+	MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+ME=check-k612
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+TOP=$(cd "$HERE/../.." && pwd -P)
+cd "$TOP" || exit 1
+
+die() { echo "$ME: $*" >&2; exit 1; }
+
+# The named subset: device and counters, the provider, the kernel ULPs
+# and FRMR (ib_core's kernel verbs), pingpong and perftest (data path),
+# loopback, and retry (loss recovery, timers).
+: "${MROCE_K612_TESTS=t-00-guest-sanity t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
+build_only=0
+run_only=0
+case ${1:-} in
+--build-only) build_only=1; shift ;;
+--run-only) run_only=1; shift ;;
+esac
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ] && [ "$MROCE_K612_TESTS" != all ]; then
+	read -ra tests <<<"$MROCE_K612_TESTS"
+fi
+
+export MROCE_KVER=${MROCE_KVER:-6.12}
+t0=$(date +%s)
+kdir=$("$TOP/tools/kdir.sh") ||
+	die "no headers for $MROCE_KVER (apt-get install linux-headers-6.12-amd64 linux-image-6.12-amd64)"
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+[ -n "$kver" ] || die "cannot read the release of $kdir"
+if [ ! -r "/boot/vmlinuz-$kver" ] || [ ! -f "/lib/modules/$kver/modules.dep" ]; then
+	die "$kver has headers but no /boot/vmlinuz-$kver or modules (apt-get install linux-image-6.12-amd64)"
+fi
+echo "$ME: kernel $kver ($kdir)"
+
+# build DIR NAME: make modules in DIR with W=1 C=1, fail on any warning
+build() {
+	local dir=$1 name=$2
+
+	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
+		-o -name '.*.d' -o -name Module.symvers \) -delete
+	if ! make -C "$kdir" M="$dir" W=1 C=1 CONFIG_RDMA_MROCE=m modules \
+		>"$dir.log" 2>&1; then
+		tail -n 30 "$dir.log" >&2
+		die "$name does not build against $kver (log: $dir.log)"
+	fi
+	if grep -E 'warning:|error:' "$dir.log" >&2; then
+		die "building $name against $kver printed warnings (log: $dir.log)"
+	fi
+}
+
+mod=drivers/infiniband/sw/mroce
+copy=$TOP/build/k612-module
+ko=$copy/$mod/mroce.ko
+kulp=$TOP/build/k612-kulp
+
+build_modules() {
+	command -v sparse >/dev/null || die "sparse not installed (apt-get install sparse)"
+	rm -rf "$copy" "$kulp"
+	{ mkdir -p "$copy/$mod" && cp Kbuild "$copy/" && cp -R uapi "$copy/" &&
+		cp -R "$mod/." "$copy/$mod/"; } || die "cannot copy the sources to $copy"
+	build "$copy" mroce
+	[ -f "$ko" ] || die "no $ko"
+	{ mkdir -p "$kulp" && cp tools/kulp/Kbuild tools/kulp/*.c "$kulp/"; } ||
+		die "cannot copy tools/kulp to $kulp"
+	build "$kulp" tools/kulp
+	echo "$ME: mroce.ko and tools/kulp built against $kver, W=1 C=1 clean," \
+		"in $(($(date +%s) - t0))s"
+}
+
+if [ "$run_only" = 0 ]; then
+	build_modules
+elif [ ! -f "$ko" ] || [ ! -f "$kulp/mroce_kulp.ko" ]; then
+	die "--run-only: no modules in $copy and $kulp (run --build-only first)"
+elif ! modinfo -F vermagic "$ko" | grep -q "^$kver "; then
+	die "--run-only: $ko is not built for $kver"
+fi
+[ "$build_only" = 0 ] || exit 0
+
+results=$TOP/build/results-k612
+rm -rf "$results"
+mkdir -p "$results"
+t1=$(date +%s)
+MROCE_KO=$ko MROCE_KULP_DIR=$kulp \
+	"$HERE/mroce-vm" --batch --timeout "${MROCE_K612_VM_TIMEOUT:-2400}" \
+	--results "$results" -- tools/tests/run-guest-tests.sh "${tests[@]}"
+rc=$?
+echo "$ME: guest tests on $kver: exit $rc after $(($(date +%s) - t1))s" \
+	"(results: ${results#"$TOP"/})"
+exit $rc
