@@ -92,6 +92,10 @@ if [ "$TYPE" = mroce ]; then
 	depmod -a
 	say "mroce.ko installed"
 fi
+# The test guest has no systemd-tmpfiles to make /dev/loop-control at
+# boot, so nothing autoloads loop: losetup, which nvmet's device-backed
+# namespaces use, found no loop device (nvme/047, nvme/051 failed)
+modprobe loop
 ip link add bt0 type veth peer name bt1
 ip addr add 192.0.2.11/24 dev bt0
 ip addr add 192.0.2.12/24 dev bt1
