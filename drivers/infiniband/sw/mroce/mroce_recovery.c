@@ -184,23 +184,6 @@ void mroce_req_recover(struct mroce_qp *qp, u64 now)
  * nothing is missing (every packet SACKed, the cumulative ACK lost): that
  * is the RTO's case.
  */
-/*
- * Nothing was heard for a PTO: charge the probed packet's path one loss,
- * as the loss detector would.  Since the probe takes the RTO's place, a
- * black-holed path would otherwise never die: each tail it eats is
- * recovered by a probe that the RTO used to precede, and the RTO was what
- * declared the path dead.  One loss is not a death: MROCE_PATH_DEAD_LOSSES
- * in a row are (t-51's spine cut).
- */
-static void mroce_req_tlp_charge(struct mroce_qp *qp, u32 psn)
-{
-	if (mroce_paths_lost(qp->sq.paths, mroce_sb_slot(&qp->sq.sb, psn)->path,
-			     div_u64(ktime_get_ns(), NSEC_PER_USEC))) {
-		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
-		mroce_timer_probe_restart(qp);
-	}
-}
-
 bool mroce_req_tlp(struct mroce_qp *qp)
 {
 	u32 idx = qp->sq.head, k, n = 0;
@@ -217,7 +200,6 @@ bool mroce_req_tlp(struct mroce_qp *qp)
 				continue;
 			mroce_qcount(qp, MROCE_CNT_TLP_PROBES, 1);
 			trace_mroce_retx(qp, mroce_psn_add(sw->first_psn, k), MROCE_RETX_TLP);
-			mroce_req_tlp_charge(qp, mroce_psn_add(sw->first_psn, k));
 			qp->sq.tlp_out = true;
 			mroce_req_xmit(qp, idx, k, true, -1);
 			sent = true;
