@@ -817,9 +817,15 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "a:p:1")) != -1) {
 		switch (c) {
-		case 'a': addr = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case '1': once = 1; break;
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case '1':
+			once = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-a ADDR] [-p PORT] [-1]\n",
 				argv[0]);
