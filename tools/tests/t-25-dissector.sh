@@ -21,7 +21,8 @@
 # addresses and message lengths are the ones the tools printed and used;
 # ACKs with SACK bits appear under loss, and every PSN an ACK reports
 # SACKed was captured as a request to that QP before it; ACKs carry a rate
-# hint (two WRITE QPs into one port).  The trace must hold mroce_tx/mroce_rx, mroce_qp_state INIT, RTR
+# hint (two WRITE QPs into one port, hint epoch 20 ms).  The trace must
+# hold mroce_tx/mroce_rx, mroce_qp_state INIT, RTR
 # and RTS for the pingpong QPs, mroce_drop with reasons rx_drop_short and
 # rx_drop_opcode (opcode 0x13), mroce_loss with a rule, mroce_retx with a
 # cause and a PSN already sent (before nxt), mroce_cc with a window 1..256,
@@ -40,6 +41,14 @@ V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 [ -f "$LUA" ] || fail "$LUA missing"
 [ -x "$V" ] || fail "$V not built (make tools)"
 
+# The rate hint's epoch: 20 ms, not 100 us.  Connections count as active
+# per epoch, from their ACKs; under TCG a 100 us epoch rarely holds ACKs of
+# both WRITE QPs (or of one and the epoch after the other's last), and the
+# hint then stays 0 by chance.  A 20 ms epoch spans the two QPs' overlap
+# however the host schedules them.  load_mroce is a no-op when mroce is
+# loaded, hence the parameter file as well.
+load_mroce hint_epoch_us=20000
+echo 20000 >/sys/module/mroce/parameters/hint_epoch_us
 setup_rdma_pair
 OUT=$RDMA_OUTDIR
 
