@@ -831,6 +831,13 @@ function p.dissector(tvb, pinfo, tree)
 	if not op then
 		self:defect(3, "opcode", self.op_item,
 			"Opcode not in the v1 opcode table")
+		-- below the BH's 4 words is invalid whatever the opcode (spec,
+		-- hdr_words): a header length no opcode can have
+		if info.hdr_words < LEN.BH / 8 then
+			self:defect(4, "hdr_len", self.op_item, string.format(
+				"hdr_words %d is below 4: shorter than the Base Header",
+				info.hdr_words))
+		end
 		hdr = math.max(LEN.BH, info.hdr_words * 8)
 		if hdr > LEN.BH then
 			self:add(top, "ext_unknown", LEN.BH, math.min(hdr,
