@@ -132,6 +132,48 @@ if want combined; then
 	not_gbn combined $((TXP / 50))
 fi
 
+# Tail losses are the tail probe's, not the RTO's (spec MR-44).  A
+# ping-pong of one-packet SENDs over a 10 ms RTT: every packet is the
+# tail of its message, and nft drops every 10th MetaRoCE packet h2 sends
+# (requests and ACKs).  The RTT is steady, so RTTVAR is small and the
+# RTO (SRTT + 4 RTTVAR, about 10-15 ms) comes before the PTO (2 SRTT,
+# 20 ms): the probe must then go in the RTO's place.  Before that fix it
+# was dropped instead, and every one of these losses cost an RTO (a dead
+# path, half the rate, a backoff).  Only a lost probe (or its lost ACK)
+# may still end in an RTO.
+if want tail; then
+	need_cmd nft ibv_rc_pingpong
+	in_h1 tc qdisc replace dev veth1 root netem delay 5ms
+	in_h2 tc qdisc replace dev veth2 root netem delay 5ms
+	in_h2 nft add table inet mtail
+	in_h2 nft add chain inet mtail out '{ type filter hook output priority 0; }'
+	in_h2 nft add rule inet mtail out udp dport 4792 numgen inc mod 10 0 counter drop
+	p0=$(sum2 tlp_probes)
+	o0=$(sum2 rto_expired)
+	in_h1 timeout 120 ibv_rc_pingpong -d mroce1 -g "$gidx" -p 18791 \
+		-s 64 -n 300 >/tmp/tail.server 2>&1 &
+	srv=$!
+	topo_wait_listen h1 18791
+	in_h2 timeout 120 ibv_rc_pingpong -d mroce2 -g "$gidx" -p 18791 \
+		-s 64 -n 300 192.0.2.1 >/tmp/tail.client 2>&1
+	rc=$?
+	wait $srv
+	rc=$((rc + $?))
+	tdrops=$(in_h2 nft list chain inet mtail out | sed -n 's/.*packets \([0-9]*\).*/\1/p')
+	tlps=$(( $(sum2 tlp_probes) - p0 ))
+	rtos=$(( $(sum2 rto_expired) - o0 ))
+	log "tail: nft dropped $tdrops, tail probes $tlps, RTOs $rtos; $(tail -n 1 /tmp/tail.client)"
+	check_eq "tail: 300 ping-pongs complete" 0 "$rc"
+	check "tail: nft dropped packets ($tdrops)" test "${tdrops:-0}" -ge 20
+	check "tail: a probe for most drops ($tlps probes >= $tdrops / 2)" \
+		test $(( tlps * 2 )) -ge "${tdrops:-0}"
+	check "tail: few RTOs ($rtos * 4 <= $tdrops drops)" \
+		test $(( rtos * 4 )) -le "${tdrops:-0}"
+	in_h2 nft delete table inet mtail
+	in_h1 tc qdisc del dev veth1 root
+	in_h2 tc qdisc del dev veth2 root
+fi
+
 # The work of loss handling is bounded by the window, not by the message
 # (issue 12 point 10): a NAK, the end of an RNR wait, a tail probe or an
 # RTO walks the outstanding packets from snd_una, so the packets examined

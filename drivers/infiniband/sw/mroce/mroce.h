@@ -112,13 +112,6 @@
  */
 #define MROCE_ACK_DELAY_MAX_US	100
 #define MROCE_ACK_DELAY_MAX_NS	(MROCE_ACK_DELAY_MAX_US * NSEC_PER_USEC)
-#define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
-/*
- * The tail probe timeout allows the receiver this long to ACK (the spec's
- * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): twice the
- * receiver's ack_delay_max.
- */
-#define MROCE_TLP_ACK_ALLOWANCE_US	200
 
 /*
  * Port counters, exported as hw counters (rdma statistic show), with the

@@ -250,6 +250,16 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	} else {
 		qp->sq.due[MROCE_DL_REORDER] = 0;
 		qp->sq.due[MROCE_DL_TLP] = 0;
+		/*
+		 * Nothing outstanding: the RTO stops (RFC 6298 5.2), and the
+		 * next send starts it from that send.  Left running, it timed
+		 * the next message from this ACK and could expire before that
+		 * message's own ACK was due.  Not while a READ or ATOMIC
+		 * waits: its request PSNs may be acknowledged while its
+		 * answer is still missing, and only the RTO re-requests it.
+		 */
+		if (!qp->sq.rd_atomic)
+			qp->sq.due[MROCE_DL_RTO] = 0;
 	}
 	mroce_timer_arm(qp);
 	/* counted and shown whichever algorithm runs, "none" included */

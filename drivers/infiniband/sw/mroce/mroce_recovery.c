@@ -180,11 +180,14 @@ void mroce_req_recover(struct mroce_qp *qp, u64 now)
  * Tail probe: nothing was heard for a PTO although packets are out, so
  * the last ones (or their ACKs) may be lost with nothing behind them to
  * reveal it.  Resend the newest undelivered packet with ACK_REQ; its ACK
- * carries the bitmap that lets the detector find the rest.
+ * carries the bitmap that lets the detector find the rest.  False if
+ * nothing is missing (every packet SACKed, the cumulative ACK lost): that
+ * is the RTO's case.
  */
-void mroce_req_tlp(struct mroce_qp *qp)
+bool mroce_req_tlp(struct mroce_qp *qp)
 {
 	u32 idx = qp->sq.head, k, n = 0;
+	bool sent = false;
 
 	/* the newest request packet still missing, READ/ATOMIC answers too */
 	while (idx != qp->sq.tail) {
@@ -199,11 +202,13 @@ void mroce_req_tlp(struct mroce_qp *qp)
 			trace_mroce_retx(qp, mroce_psn_add(sw->first_psn, k), MROCE_RETX_TLP);
 			qp->sq.tlp_out = true;
 			mroce_req_xmit(qp, idx, k, true, -1);
+			sent = true;
 			goto out;
 		}
 	}
 out:
 	mroce_req_scanned(qp, n);
+	return sent;
 }
 
 /* The oldest request PSN still missing, READ/ATOMIC answers included. */

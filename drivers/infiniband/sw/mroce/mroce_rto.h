@@ -21,6 +21,13 @@
 #define MROCE_RTO_MAX_US	200000
 #define MROCE_RTO_INIT_US	10000	/* before the first sample */
 #define MROCE_RTO_MAX_BACKOFF	6
+#define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
+/*
+ * The tail probe timeout allows the receiver this long to ACK (the spec's
+ * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): twice the
+ * receiver's ack_delay_max.
+ */
+#define MROCE_TLP_ACK_ALLOWANCE_US	200
 
 struct mroce_rto {
 	u32 srtt_us;		/* 0: no sample yet */
@@ -77,6 +84,29 @@ static inline void mroce_rto_expired(struct mroce_rto *r)
 static inline void mroce_rto_progress(struct mroce_rto *r)
 {
 	r->backoff = 0;
+}
+
+/*
+ * When the tail probe is due (ns, same clock as @now_ns and @rto_at_ns; 0:
+ * no probe without an RTT sample): PTO = max(2 SRTT, SRTT + ack delay
+ * allowance, PTO_min) from now, but never after the RTO (@rto_at_ns, 0 if
+ * unset).  If the RTO would expire first, the probe takes its place (RFC
+ * 8985 7.2): a steady RTT leaves RTTVAR near 0 and RTO = SRTT < 2 SRTT,
+ * and without the cap every tail loss would wait for an RTO, which kills
+ * a path, halves the rate and backs off.
+ */
+static inline u64 mroce_tlp_at(u32 srtt_us, u64 now_ns, u64 rto_at_ns)
+{
+	u64 pto, at;
+
+	if (!srtt_us)
+		return 0;
+	pto = max3(2ULL * srtt_us, (u64)srtt_us + MROCE_TLP_ACK_ALLOWANCE_US,
+		   (u64)MROCE_TLP_MIN_US);
+	at = now_ns + pto * 1000;
+	if (rto_at_ns && rto_at_ns < at)
+		at = max(rto_at_ns, now_ns);
+	return at;
 }
 
 /*

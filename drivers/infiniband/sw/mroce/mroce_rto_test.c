@@ -152,7 +152,49 @@ static void mroce_rto_test_max_for(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_rto_max_for(0, 7), (u32)MROCE_RTO_MAX_US);
 }
 
+/* PTO = max(2 SRTT, SRTT + allowance, floor), from now. */
+static void mroce_rto_test_tlp_pto(struct kunit *test)
+{
+	const u64 now = 1000000000ULL;
+
+	KUNIT_EXPECT_EQ(test, mroce_tlp_at(0, now, 0), 0ULL);	/* no sample */
+	KUNIT_EXPECT_EQ(test, mroce_tlp_at(100, now, 0),
+			now + MROCE_TLP_MIN_US * 1000ULL);
+	KUNIT_EXPECT_EQ(test, mroce_tlp_at(900, now, 0), now + 1800000ULL);
+	KUNIT_EXPECT_EQ(test, mroce_tlp_at(3000, now, now + 20000000ULL),
+			now + 6000000ULL);
+}
+
+/*
+ * A steady RTT leaves RTTVAR near 0, so the RTO (about SRTT) comes before
+ * the PTO (2 SRTT): the probe must take the RTO's place, not vanish
+ * (before, every tail loss of such a connection ended in an RTO).
+ */
+static void mroce_rto_test_tlp_before_rto(struct kunit *test)
+{
+	const u64 now = 1000000000ULL;
+	struct mroce_rto r;
+	u64 rto_at, tlp_at;
+	int i;
+
+	mroce_rto_init(&r);
+	for (i = 0; i < 200; i++)
+		mroce_rto_sample(&r, 8000);
+	rto_at = now + mroce_rto_us(&r) * 1000ULL;
+	tlp_at = mroce_tlp_at(r.srtt_us, now, rto_at);
+	KUNIT_EXPECT_NE(test, tlp_at, 0ULL);
+	KUNIT_EXPECT_LE(test, tlp_at, rto_at);
+	KUNIT_EXPECT_EQ(test, tlp_at, rto_at);
+	/* an RTO already overdue: the probe goes now, never in the past */
+	KUNIT_EXPECT_EQ(test, mroce_tlp_at(r.srtt_us, now, now - 5), now);
+	/* an RTO far away leaves the PTO alone */
+	KUNIT_EXPECT_EQ(test, mroce_tlp_at(r.srtt_us, now, now + 100000000ULL),
+			now + 2ULL * r.srtt_us * 1000);
+}
+
 static struct kunit_case mroce_rto_cases[] = {
+	KUNIT_CASE(mroce_rto_test_tlp_pto),
+	KUNIT_CASE(mroce_rto_test_tlp_before_rto),
 	KUNIT_CASE(mroce_rto_test_max_for),
 	KUNIT_CASE(mroce_rto_test_verbs_retry),
 	KUNIT_CASE(mroce_rto_test_retry_spent),

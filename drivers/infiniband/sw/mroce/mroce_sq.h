@@ -98,7 +98,7 @@ void mroce_req_retransmit(struct mroce_qp *qp, u32 from_psn, u32 max);
 void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 		    enum mroce_sb_event ev);
 void mroce_req_recover(struct mroce_qp *qp, u64 now);
-void mroce_req_tlp(struct mroce_qp *qp);
+bool mroce_req_tlp(struct mroce_qp *qp);
 bool mroce_req_rto(struct mroce_qp *qp, u64 now);
 
 /* mroce_timer.c */

@@ -67,19 +67,11 @@ void mroce_timer_rto_restart(struct mroce_qp *qp, u64 now)
 	qp->sq.due[MROCE_DL_RTO] = now + (u64)mroce_rto_us(&qp->sq.rto) * NSEC_PER_USEC;
 }
 
-/* Probe timeout: max(2 SRTT, SRTT + ACK delay), with a floor. */
+/* The tail probe's deadline: PTO from now, the RTO's if that is earlier. */
 void mroce_timer_tlp_restart(struct mroce_qp *qp, u64 now)
 {
-	u32 srtt = qp->sq.rto.srtt_us, pto;
-
-	if (!srtt || qp->sq.tlp_out) {
-		qp->sq.due[MROCE_DL_TLP] = 0;
-		return;
-	}
-	pto = max3(2 * srtt, srtt + MROCE_TLP_ACK_ALLOWANCE_US, MROCE_TLP_MIN_US);
-	qp->sq.due[MROCE_DL_TLP] = now + (u64)pto * NSEC_PER_USEC;
-	if (qp->sq.due[MROCE_DL_RTO] && qp->sq.due[MROCE_DL_TLP] >= qp->sq.due[MROCE_DL_RTO])
-		qp->sq.due[MROCE_DL_TLP] = 0;	/* the RTO comes first anyway */
+	qp->sq.due[MROCE_DL_TLP] = qp->sq.tlp_out ? 0 :
+		mroce_tlp_at(qp->sq.rto.srtt_us, now, qp->sq.due[MROCE_DL_RTO]);
 }
 
 /* New data went out: make sure something will notice if it is lost. */
@@ -145,12 +137,20 @@ enum hrtimer_restart mroce_timer_fire(struct hrtimer *t)
 		if (qp->sq.due[MROCE_DL_RTO] && now >= qp->sq.due[MROCE_DL_RTO])
 			mroce_timer_rto_restart(qp, now);
 		qp->sq.due[MROCE_DL_TLP] = 0;
+	} else if (qp->sq.due[MROCE_DL_TLP] && now >= qp->sq.due[MROCE_DL_TLP]) {
+		/*
+		 * The probe first, even when the RTO is due as well (it took
+		 * the RTO's place); then the RTO runs again from the probe
+		 * (RFC 8985 7.3), and no second probe before an ACK.
+		 */
+		qp->sq.due[MROCE_DL_TLP] = 0;
+		if (mroce_req_tlp(qp))
+			mroce_timer_rto_restart(qp, now);
+		else if (qp->sq.due[MROCE_DL_RTO] && now >= qp->sq.due[MROCE_DL_RTO])
+			failed = mroce_req_rto(qp, now);	/* nothing to probe */
 	} else if (qp->sq.due[MROCE_DL_RTO] && now >= qp->sq.due[MROCE_DL_RTO]) {
 		qp->sq.due[MROCE_DL_TLP] = 0;
 		failed = mroce_req_rto(qp, now);
-	} else if (qp->sq.due[MROCE_DL_TLP] && now >= qp->sq.due[MROCE_DL_TLP]) {
-		qp->sq.due[MROCE_DL_TLP] = 0;
-		mroce_req_tlp(qp);
 	}
 	/* a resend can fail its WQE (an MR deregistered under it) */
 	if (!failed)
