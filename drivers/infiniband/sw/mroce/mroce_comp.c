@@ -247,19 +247,25 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	if (mroce_psn_before(sb->una, sb->nxt)) {
 		mroce_req_recover(qp, now);
 		mroce_timer_tlp_restart(qp, now);
-	} else {
+	} else if (qp->sq.rd_atomic) {
+		/*
+		 * Every request packet is acknowledged, but a READ or ATOMIC
+		 * still waits for its answer: the tail probe re-requests it
+		 * if the answer's tail is lost (spec, loss detection, READ
+		 * responses: rule 3), rather than the RTO.
+		 */
 		qp->sq.due[MROCE_DL_REORDER] = 0;
-		qp->sq.due[MROCE_DL_TLP] = 0;
+		mroce_timer_tlp_restart(qp, now);
+	} else {
 		/*
 		 * Nothing outstanding: the RTO stops (RFC 6298 5.2), and the
 		 * next send starts it from that send.  Left running, it timed
 		 * the next message from this ACK and could expire before that
-		 * message's own ACK was due.  Not while a READ or ATOMIC
-		 * waits: its request PSNs may be acknowledged while its
-		 * answer is still missing, and only the RTO re-requests it.
+		 * message's own ACK was due.
 		 */
-		if (!qp->sq.rd_atomic)
-			qp->sq.due[MROCE_DL_RTO] = 0;
+		qp->sq.due[MROCE_DL_REORDER] = 0;
+		qp->sq.due[MROCE_DL_TLP] = 0;
+		qp->sq.due[MROCE_DL_RTO] = 0;
 	}
 	mroce_timer_arm(qp);
 	/* counted and shown whichever algorithm runs, "none" included */
@@ -341,7 +347,7 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 {
 	struct mroce_swqe *sw;
 	u32 k, clen, seg;
-	u64 *seen;
+	u64 *seen, now;
 
 	sw = mroce_sq_find(qp, pi->psn, &k);
 	if (!sw || !(sw->op->mask & MROCE_WR_READ) ||
@@ -374,8 +380,16 @@ static void mroce_comp_read_resp(struct mroce_qp *qp,
 	*seen |= BIT_ULL(seg);
 	sw->read_got++;
 	mroce_read_advance(qp, sw);
-	/* new READ data is progress too */
-	mroce_sq_progress(qp, ktime_get_ns());
+	/*
+	 * New READ data is progress too, and like an ACK it ends a silence:
+	 * the tail probe re-requests the missing tail a PTO after the last
+	 * response (rule 3), not a PTO after the request was sent, which
+	 * for a long READ comes while its responses still stream in.
+	 */
+	now = ktime_get_ns();
+	mroce_sq_progress(qp, now);
+	qp->sq.tlp_out = false;
+	mroce_timer_tlp_restart(qp, now);
 	mroce_timer_arm(qp);
 	/*
 	 * The response that ends a requested range arrived (responses of a
