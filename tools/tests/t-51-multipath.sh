@@ -10,7 +10,13 @@
 #    transfer still completes with every byte verified, the sender
 #    declares paths dead (path_dead) and moves their traffic to the
 #    others, and no application-visible error occurs;
-#  - after the link is restored, probes revive the paths (path_revived).
+#  - dead paths come back through probes (path_revived) while the link
+#    is still cut: a path's probes carry a new source port after three
+#    unanswered ones, which ECMP hashes onto a live spine;
+#  - after the link is restored, spine2 carries requests to leaf1 again.
+# (Each mroce-verify run is a new connection with a new path table, so a
+# path that died in one run cannot be revived in the next: revivals are
+# counted over the runs with the link cut.)
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tools/tests/rdma-lib.sh
 . "$(dirname "$0")/rdma-lib.sh"
@@ -82,6 +88,7 @@ done
 
 # 2. a spine link black-holed mid-transfer
 dead0=$(counter mroce3 path_dead)
+rev0=$(counter mroce3 path_revived)
 check "spine link cut mid-transfer: every byte verified, no error" \
 	verify cut 96 2
 dead1=$(counter mroce3 path_dead)
@@ -97,11 +104,19 @@ check "the cut black-holed packets" test "$dropped" -gt 0
 log "spine2 packets during the last run: $(( end[1] - mid[1] ))" \
     "(only the other leaf's uplink, from ACKs/responses)"
 
-# 3. restored: probes bring the paths back
-fabric_restore leaf1:up2
-rev0=$(counter mroce3 path_revived)
-check "after restore: every byte verified" verify restored 8
+# 3. probes brought dead paths back while the link was cut; restored,
+# spine2 carries h3's requests to leaf1 again
 rev1=$(counter mroce3 path_revived)
-log "path_revived $rev0 -> $rev1, tx_probes $(counter mroce3 tx_probes)"
-check "dead paths were revived by probes" test "$rev1" -gt "$rev0"
+log "path_dead $dead0 -> $(counter mroce3 path_dead) and path_revived" \
+    "$rev0 -> $rev1 over the runs with the cut, tx_probes $(counter mroce3 tx_probes)"
+check "dead paths were revived by probes (new source ports)" \
+	test "$rev1" -gt "$rev0"
+fabric_restore leaf1:up2
+down1() { fabric_stats all | awk '$1 == "spine2:down1" { print $3 }'; }
+d0=$(down1)
+check "after restore: every byte verified" verify restored 8
+d1=$(down1)
+log "spine2 -> leaf1 packets during the restored run: $((d1 - d0))"
+check "after restore: spine2 carries packets to leaf1 again" \
+	test "$((d1 - d0))" -gt 0
 rdma statistic show link mroce3/1
