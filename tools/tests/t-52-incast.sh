@@ -12,7 +12,8 @@
 #    the clients' environment).  Checks: all three transfers complete, the
 #    QPs run the algorithm they asked for (rdma resource), the bottleneck
 #    marks and the receiver sees CE, drops stop after the start, the
-#    queue stays short against "none", the shares are fair (Jain's index),
+#    queue stays short against "none", the link moves at least 3/4 of what
+#    "none" moved in the same run, the shares are fair (Jain's index),
 #    every path of a connection carries packets and has an RTT (pathN).
 #    The bottleneck queue is sampled over the run and printed, with each
 #    transfer's completion time.
@@ -215,6 +216,7 @@ fabric_shape leaf2:h3 "$RATE" 1ms || fail "shape"
 incast ecn-none none "$SENDERS"
 NONE="done after ${T_DONE[1]}/${T_DONE[2]}/${T_DONE[4]} s, MB/s $GOODPUT (sum $SUM), Jain $JAIN, queue $QAVG (max $QMAX), drops $D_EARLY/$D_LATE, marks $M_EARLY/$M_LATE"
 NONE_Q=$QAVG
+NONE_SUM=$SUM
 check_eq "cc none: all three transfers completed" 3 "$OK"
 check_eq "per-QP choice: h1's QP runs cc none (MROCE_CC=none)" none "$(qp_field cc)"
 
@@ -230,9 +232,12 @@ check "metaroce: drops stop after the start ($D_LATE later vs $D_EARLY in the fi
 	test "$D_LATE" -le $(( D_EARLY / 4 + 10 ))
 check "metaroce: a short bottleneck queue ($QAVG packets on average, cc none: $NONE_Q)" \
 	test $(( QAVG * 2 )) -le "$NONE_Q"
-# RATE in Mbit/s; the senders must not starve the link
-check "metaroce: the link stays busy (sum $SUM MB/s >= 40% of $RATE)" \
-	awk -v s="$SUM" -v r="${RATE%mbit}" 'BEGIN { exit !(s >= 0.4 * r / 8) }'
+# The senders must not starve the link.  cc none keeps a standing queue,
+# so the link never idles: what it moved in this run is what this host
+# can move (under TCG, on a busy host, well below the 30 Mbit/s of the
+# shaper: 1.6 MB/s has been seen).  metaroce must move 3/4 of it.
+check "metaroce: the link stays busy (sum $SUM MB/s >= 75% of cc none's $NONE_SUM)" \
+	awk -v s="$SUM" -v n="$NONE_SUM" 'BEGIN { exit !(s >= 0.75 * n) }'
 check "metaroce: the receiver sent rate hints ($(counter mroce3 tx_rate_hints))" \
 	test "$(counter mroce3 tx_rate_hints)" -gt 0
 # per-path statistics of one connection: every path used and measured
