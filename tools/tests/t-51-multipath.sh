@@ -43,8 +43,10 @@ require "IPv4 GID of mroce1" test -n "$gidx"
 
 spines() { fabric_stats | awk '{print $2}' | tr '\n' ' '; }
 
-# verify NAME ITERS [SECONDS_TO_CUT]: mroce-verify h3 -> h1; with a third
-# argument, black-hole leaf1:up2 that many seconds into the run
+# verify NAME ITERS [PACKETS_TO_CUT]: mroce-verify h3 -> h1; with a third
+# argument, black-hole leaf1:up2 once mroce3 has sent that many packets in
+# the run (by progress, not by time: a fast host finishes 96 iterations in
+# under 3 s, and a cut after a fixed 2 s came in the run's last packets)
 verify() {
 	local name=$1 iters=$2 cut=${3:-} srv cli rc
 	fabric_exec h1 taskset -c 0 timeout 400 "$V" -d mroce1 -g "$gidx" \
@@ -57,8 +59,12 @@ verify() {
 		>"/tmp/$name.client" 2>&1 &
 	cli=$!
 	if [ -n "$cut" ]; then
-		sleep "$cut"
-		log "cutting leaf1:up2 (black hole, routes unchanged)"
+		t0=$(counter mroce3 tx_pkts)
+		for _ in $(seq 400); do
+			[ $(( $(counter mroce3 tx_pkts) - t0 )) -ge "$cut" ] && break
+			sleep 0.05
+		done
+		log "cutting leaf1:up2 after $(( $(counter mroce3 tx_pkts) - t0 )) packets (black hole, routes unchanged)"
 		fabric_cut leaf1:up2
 	fi
 	wait $cli
@@ -90,7 +96,7 @@ done
 dead0=$(counter mroce3 path_dead)
 rev0=$(counter mroce3 path_revived)
 check "spine link cut mid-transfer: every byte verified, no error" \
-	verify cut 96 2
+	verify cut 96 1500
 dead1=$(counter mroce3 path_dead)
 log "path_dead $dead0 -> $dead1"
 check "paths through the cut were declared dead" test "$dead1" -gt "$dead0"
