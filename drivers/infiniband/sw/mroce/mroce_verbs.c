@@ -303,6 +303,51 @@ static int mroce_fill_res_path(struct sk_buff *msg, struct mroce_qp *qp,
 	return rdma_nl_put_driver_string(msg, name, val);
 }
 
+/*
+ * A path's RTT percentiles, for a path with samples only: 16 paths by
+ * default, up to 64, and most of a short run's paths may have none.
+ */
+static int mroce_fill_res_path_rtt(struct sk_buff *msg,
+				   const struct mroce_hist *h, u32 id)
+{
+	char name[32];
+
+	if (!h->total)
+		return 0;
+	snprintf(name, sizeof(name), "path%u_rtt_samples", id);
+	if (rdma_nl_put_driver_u64(msg, name, h->total))
+		return -EMSGSIZE;
+	snprintf(name, sizeof(name), "path%u_rtt_p50_us", id);
+	if (rdma_nl_put_driver_u32(msg, name,
+				   mroce_hist_pct(h, MROCE_HIST_P50)))
+		return -EMSGSIZE;
+	snprintf(name, sizeof(name), "path%u_rtt_p99_us", id);
+	return rdma_nl_put_driver_u32(msg, name,
+				      mroce_hist_pct(h, MROCE_HIST_P99));
+}
+
+/* The QP's send completion latency: count, p50, p99, p99.9, max (us). */
+static int mroce_fill_res_lat(struct sk_buff *msg, struct mroce_qp *qp)
+{
+	u32 v[4];
+	u64 n;
+
+	spin_lock_bh(&qp->sq.lock);
+	n = qp->sq.lat.total;
+	v[0] = mroce_hist_pct(&qp->sq.lat, MROCE_HIST_P50);
+	v[1] = mroce_hist_pct(&qp->sq.lat, MROCE_HIST_P99);
+	v[2] = mroce_hist_pct(&qp->sq.lat, MROCE_HIST_P999);
+	v[3] = qp->sq.lat.max;
+	spin_unlock_bh(&qp->sq.lock);
+	if (rdma_nl_put_driver_u64(msg, "lat_count", n) ||
+	    rdma_nl_put_driver_u32(msg, "lat_p50_us", v[0]) ||
+	    rdma_nl_put_driver_u32(msg, "lat_p99_us", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "lat_p999_us", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "lat_max_us", v[3]))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
@@ -320,6 +365,8 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 					   atomic64_read(&qp->qcnt[c])))
 			goto err;
 	}
+	if (mroce_fill_res_lat(msg, qp))
+		goto err;
 	if (ibqp->qp_type == IB_QPT_RC) {
 		u64 rate;
 		u32 id;
@@ -370,6 +417,9 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 			goto err_unlock;
 		for (id = 0; id < qp->sq.paths->n; id++)
 			if (mroce_fill_res_path(msg, qp, id))
+				goto err_unlock;
+		for (id = 0; qp->sq.path_rtt && id < qp->sq.paths->n; id++)
+			if (mroce_fill_res_path_rtt(msg, &qp->sq.path_rtt[id], id))
 				goto err_unlock;
 		spin_unlock_bh(&qp->sq.lock);
 	}
