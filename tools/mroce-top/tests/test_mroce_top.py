@@ -42,8 +42,7 @@ def qp(qpn, p99, count=100, dev="mroce0", **kw):
          "drv_lat_count": count, "drv_lat_p50_us": p99 // 2, "drv_lat_p99_us": p99,
          "drv_lat_p999_us": p99 + 5, "drv_lat_max_us": p99 + 9, "drv_srtt_us": 30,
          "drv_path0": "sport 1 active w 16/16 cwnd 8 inflight 0 srtt 30 tx 4 retx 0",
-         "drv_path0_rtt_samples": 4, "drv_path0_rtt_p50_us": 20, "drv_path0_rtt_p99_us": 31,
-         "drv_path3_rtt_samples": 2, "drv_path3_rtt_p50_us": 40, "drv_path3_rtt_p99_us": 77}
+         "drv_path_rtt_p50_us": "20 - - 40", "drv_path_rtt_p99_us": "31 - - 77"}
     e.update(kw)
     return e
 
@@ -62,9 +61,10 @@ class Parse(unittest.TestCase):
         a = q[0]
         self.assertEqual((a["dev"], a["qpn"], a["lat_count"], a["lat_p99_us"]),
                          ("mroce0", 17, 100, 80))
-        self.assertEqual(a["path_rtt_p99_us"], 77)      # the slowest path's p99
+        self.assertEqual(a["path_rtt_p99_max_us"], 77)      # the slowest path's p99
+        self.assertEqual(a["path_rtt_p99_us"], "31 - - 77")
         self.assertTrue(a["path0"].startswith("sport"))
-        self.assertIsNone(q[1]["path_rtt_p99_us"])
+        self.assertIsNone(q[1]["path_rtt_p99_max_us"])
 
     def test_rates_and_drops(self):
         a, b = mt.parse_stats(stats(10)), mt.parse_stats(stats(30, drops=4))
