@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# timeout: 150
+# timeout: 200
 #
 # Tail latency observability: lat_qp (tools/tests/src/lat_qp.c) times N
 # RC WRITEs one at a time from post to polled completion and keeps its QPs
@@ -9,8 +9,9 @@
 # percentile (the driver times a part of the same interval) beyond its
 # histogram's bucket width (1/8), the RTT percentiles of every path that
 # carried packets, none above the slowest WRITE; mroce-top -b and -j show
-# the device, its rates and the QP.  "rdma -j" runs under timeout: an
-# entry too big for a dump message makes it loop for ever.
+# the device, its rates and the QP.  Then with 64 paths, whose path lines
+# do not fit in a small dump message: "rdma resource" still ends (it runs
+# under timeout: an entry too big for any message made it loop for ever).
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -137,3 +138,36 @@ print(q[0]["lat_p99_us"] if q else None, "rx_pkts" in o["devices"].get("mroce1/1
 touch "$dir/done"
 wait "$pid"
 check_eq "lat_qp exits cleanly" 0 "$?"
+
+# 64 paths: 64 path lines do not fit in a small dump message; rdma
+# resource must still end, with the paths or with paths_shown 0
+in_h1 rdma link delete mroce1
+unload_mroce
+load_mroce paths=64
+require "mroce1 on veth1 (64 paths)" in_h1 rdma link add mroce1 type mroce netdev veth1
+sleep 0.5
+g4=$(gid_index mroce1 0000:0000:0000:0000:0000:ffff:c000:0201)
+rm -f "$dir/done" "$dir/out"
+in_h1 "$PROG" mroce1 "$g4" 100 "$dir/done" >"$dir/out" 2>&1 &
+pid=$!
+for _ in $(seq 240); do
+	grep -q '^lat_qp: qpn=' "$dir/out" && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.5
+done
+qpn=$(sed -n 's/^lat_qp: qpn=\([0-9]*\) .*/\1/p' "$dir/out")
+require "lat_qp completed 100 WRITEs (64 paths)" test -n "$qpn"
+json=$(timeout 30 rdma -j -dd resource show qp link mroce1/1)
+check "rdma -j -dd resource show qp ends with 64 paths" test -n "$json"
+check_eq "QP $qpn: 100 WRITEs, and all 64 paths or none shown" "100 ok" "$(printf '%s\n' "$json" | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    if e.get("lqpn") == int(sys.argv[1]):
+        e = {k[4:] if k.startswith("drv_") else k: v for k, v in e.items()}
+        full = "path63" in e and len(e.get("path_rtt_p99_us", "").split()) == 64
+        print(e.get("lat_count"), "ok" if full or e.get("paths_shown") == 0 else "partial")
+        print("# paths shown:", "all" if full else "none (paths_shown 0)", file=sys.stderr)
+' "$qpn")"
+touch "$dir/done"
+wait "$pid"
+check_eq "lat_qp exits cleanly (64 paths)" 0 "$?"
