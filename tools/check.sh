@@ -5,6 +5,7 @@
 #   lint   checkpatch --strict, W=1 and sparse (tools/lint.sh)
 #   unit   provider unit tests on the host (make -C tools/libmroce check),
 #          bench.py's parsers and report (make -C tools/bench check),
+#          mroce-top's (make -C tools/mroce-top check),
 #          the Wireshark dissector (make -C tools/wireshark check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/),
@@ -53,10 +54,11 @@ run_stage() {
 	[ $rc = 0 ] || failed+=("$name")
 }
 
-# the provider's unit tests, bench.py's, the dissector's: one stage, one line
+# the provider's unit tests, bench.py's, mroce-top's, the dissector's: one
+# stage, one line
 unit_tests() {
 	make -C tools/libmroce check && make -C tools/bench check &&
-		make -C tools/wireshark check
+		make -C tools/mroce-top check && make -C tools/wireshark check
 }
 
 for s in $stages; do

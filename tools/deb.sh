@@ -5,7 +5,8 @@
 #   mroce-dkms      the module's source + dkms.conf (DKMS builds it for
 #                   every kernel with headers)
 #   mroce-provider  libmroce-rdmav34.so + /etc/libibverbs.d/mroce.driver
-#   mroce-tools     mroce-verify, mroce(7), mroce-verify(1)
+#   mroce-tools     mroce-verify, mroce-top, mroce(7), mroce-verify(1),
+#                   mroce-top(1)
 # The tree as it is (tracked and untracked, not ignored, files) is copied
 # to build/deb/src/mroce-VERSION and built there with dpkg-buildpackage
 # (binary only, unsigned); dpkg-buildpackage writes to the parent of the

@@ -72,6 +72,9 @@ def parser():
     d.add_argument("--lat-verbs", default="write,send", type=words)
     d.add_argument("--loss", type=floats, default=[0.1, 1, 5, 10])
     d.add_argument("--loss-size", type=int, default=65536)
+    d.add_argument("--loss-lat", type=floats, default=[1, 5],
+                   help="loss levels (%%) of the tail-latency-under-loss runs "
+                        "(write_lat, --lat-iters); empty: none")
     d.add_argument("--udp-max", type=int, default=1472)
     d.add_argument("--only", default="")
     d.add_argument("--nice", type=int, default=0,

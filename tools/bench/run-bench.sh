@@ -27,9 +27,10 @@
 # Scenarios (per path): ib_write_bw / ib_send_bw / ib_read_bw at 64 B, 4 KiB,
 # 64 KiB (Gb/s and message rate; iperf3 TCP with that write size and UDP
 # with min(size, 1472) B datagrams as raw references), ib_write_lat and
-# ib_send_lat at 8 B (typical, average, p99; raw: udp_pingpong), write_bw
-# 64 KiB goodput under netem loss 0.1/1/5/10 % on the client's egress as a
-# fraction of lossless (raw: iperf3 TCP), guest CPU seconds (kernel
+# ib_send_lat at 8 B (typical, average, p99, p99.9; raw: udp_pingpong),
+# write_bw 64 KiB goodput under netem loss 0.1/1/5/10 % on the client's
+# egress as a fraction of lossless (raw: iperf3 TCP), ib_write_lat 8 B p99
+# and p99.9 under netem loss 1/5 % (the tail under loss), guest CPU seconds (kernel
 # and total, both ends, from /proc/stat over the measured window) per GB.
 # Each scenario repeats --repeat times, the transports interleaved (order
 # rotates per repetition); cells show median (min-max).  Bandwidth runs use
@@ -67,6 +68,8 @@
 #                      target there is write_bw vs TCP; "" = --verbs)
 #   --lat-verbs LIST   latency verbs (default write,send; "" for none)
 #   --loss LIST        loss rates in % (default 0.1,1,5,10; "" for none)
+#   --loss-lat LIST    loss rates in % of the write_lat tail runs (default
+#                      1,5; "" for none; repeated --loss-repeat times)
 #   --paths LIST       pair,loop,single (default all three)
 #   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536',
 #                      'bottleneck' for the congestion scenario alone)
@@ -116,7 +119,7 @@ usage() { sed -n '4,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0
 
 SMOKE=0 REPEAT=3 LOSS_REPEAT=1 DURATION=3 MARGIN=1 LAT_ITERS=500 NICE=0
 LOSS_DURATION=4 SINGLE_VERBS=write
-SIZES=64,4k,64k VERBS=write,send,read LAT_VERBS=write,send LOSS=0.1,1,5,10
+SIZES=64,4k,64k VERBS=write,send,read LAT_VERBS=write,send LOSS=0.1,1,5,10 LOSS_LAT=1,5
 PATHS=pair,loop,single ONLY='' OUT='' TIMEOUT=1500 CHARTS=1
 BN_REPEAT=1 BN_DURATION=20 BN_RATE=30mbit BN_MARK=1ms BN_LIMIT=100 BN_CC=metaroce,none
 
@@ -137,6 +140,7 @@ while [ $# -gt 0 ]; do
 	--verbs) need "$@"; VERBS=$2; shift 2 ;;
 	--lat-verbs) need "$@"; LAT_VERBS=$2; shift 2 ;;
 	--loss) need "$@"; LOSS=$2; shift 2 ;;
+	--loss-lat) need "$@"; LOSS_LAT=$2; shift 2 ;;
 	--paths) need "$@"; PATHS=$2; shift 2 ;;
 	--only) need "$@"; ONLY=$2; shift 2 ;;
 	--out) need "$@"; OUT=$2; shift 2 ;;
@@ -155,7 +159,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$SMOKE" = 1 ]; then
 	REPEAT=1 LOSS_REPEAT=1 DURATION=3 MARGIN=1 SIZES=64k VERBS=write LAT_VERBS=''
-	LOSS='' PATHS=pair TIMEOUT=240 BN_REPEAT=0
+	LOSS='' LOSS_LAT='' PATHS=pair TIMEOUT=240 BN_REPEAT=0
 fi
 for v in REPEAT LOSS_REPEAT DURATION LOSS_DURATION LAT_ITERS TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v,,} wants a positive number"
@@ -205,7 +209,7 @@ qemuv=$(qemu-system-x86_64 --version | head -n 1)
 kosha=$(sha256sum <"$OUT/bin/mroce.ko" | cut -d' ' -f1)
 srcv=$(modinfo -F srcversion "$OUT/bin/mroce.ko" 2>/dev/null || true)
 COMMIT=$commit MODCOMMIT=$modcommit DIRTY=$dirty KVER=$kver META=$OUT/meta.json QEMUV=$qemuv KOSHA=$kosha SRCV=$srcv \
-PARAMS="$REPEAT $LOSS_REPEAT $DURATION $MARGIN $LAT_ITERS $SIZES $VERBS ${LAT_VERBS:-none} ${LOSS:-none} $PATHS $SMOKE $NICE $LOSS_DURATION ${SINGLE_VERBS:-none} $BN_REPEAT $BN_DURATION $BN_RATE $BN_MARK $BN_LIMIT $BN_CC" \
+PARAMS="$REPEAT $LOSS_REPEAT $DURATION $MARGIN $LAT_ITERS $SIZES $VERBS ${LAT_VERBS:-none} ${LOSS:-none} $PATHS $SMOKE $NICE $LOSS_DURATION ${SINGLE_VERBS:-none} $BN_REPEAT $BN_DURATION $BN_RATE $BN_MARK $BN_LIMIT $BN_CC ${LOSS_LAT:-none}" \
 "$PY" - <<'EOF'
 import json, os, time
 e = os.environ
@@ -226,7 +230,8 @@ meta = {
                "loss_size": 65536, "udp_max": 1472,
                "bottleneck": {"repeat": int(p[14]), "duration": int(p[15]), "rate": p[16],
                               "mark": p[17], "limit": int(p[18]), "cc": p[19],
-                              "flows": 3, "size": 65536}},
+                              "flows": 3, "size": 65536},
+               "loss_lat": "" if p[20] == "none" else p[20]},
 }
 json.dump(meta, open(e["META"], "w"), indent=1)
 EOF
@@ -235,7 +240,7 @@ say "results in $OUT (module commit $commit${dirty:+, uncommitted: $dirty})"
 
 DRIVE=(--repeat "$REPEAT" --loss-repeat "$LOSS_REPEAT" --duration "$DURATION"
 	--margin "$MARGIN" --lat-iters "$LAT_ITERS" --sizes "$SIZES" --verbs "$VERBS"
-	--lat-verbs "$LAT_VERBS" --loss "$LOSS" --nice "$NICE" --loss-duration "$LOSS_DURATION"
+	--lat-verbs "$LAT_VERBS" --loss "$LOSS" --loss-lat "$LOSS_LAT" --nice "$NICE" --loss-duration "$LOSS_DURATION"
 	--bottleneck-repeat "$BN_REPEAT" --bottleneck-duration "$BN_DURATION"
 	--bottleneck-rate "$BN_RATE" --bottleneck-mark "$BN_MARK" --bottleneck-limit "$BN_LIMIT"
 	--bottleneck-cc "$BN_CC")

@@ -64,13 +64,14 @@ def chart_files(dd, runs, rows, loss_size, term=TERM_CAIRO):
             "plot " + ", ".join(plots)])
         files.append((png, script, data))
     # goodput vs loss (loss rates as categories: 0, 0.1, 1, 5, 10 %)
-    levels = sorted({0.0} | {r.loss for r in rows if r.group == "loss"})
+    gp = [r for r in rows if r.group == "loss" and r.metric == "goodput / lossless"]
+    levels = sorted({0.0} | {r.loss for r in gp})
     data, plots = {}, []
     for path in runs:
         for t in (["mroce", "rxe", "tcp"] if path in RXE_PATHS else ["mroce", "tcp"]):
             pts = [(0.0, 1.0, 1.0, 1.0)]
-            for r in rows:
-                if r.path == path and r.group == "loss" and r.values.get(t):
+            for r in gp:
+                if r.path == path and r.values.get(t):
                     v = r.values[t]
                     pts.append((r.loss, v["median"], v["min"], v["max"]))
             if len(pts) > 1:

@@ -49,7 +49,8 @@ def header(meta):
         f"UDP -t D-f; repeats {p.get('repeat')} (loss sweep {p.get('loss_repeat')}), "
         "transports interleaved, order rotating"
         + (f"; test processes at nice {p['nice']}" if p.get("nice") else "")
-        + (f"; single path verbs: {p.get('single_verbs')}" if p.get("single_verbs") else ""),
+        + (f"; single path verbs: {p.get('single_verbs')}" if p.get("single_verbs") else "")
+        + (f"; write_lat tail under loss at {p['loss_lat']} %" if p.get("loss_lat") else ""),
         "* cells: median (min–max) over the repeats; ratios of medians; “host other” = host "
         "CPU cores used by processes other than this run's qemus during the measured window "
         "(median)",

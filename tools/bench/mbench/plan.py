@@ -56,6 +56,18 @@ def make_plan(a):
                 k = rep % per
                 for it in chunk[k:] + chunk[:k]:
                     plan.append(dict(it, scenario="loss", rep=rep + 1))
+    # the tail under loss: write_lat at each of --loss-lat's levels
+    lat_levels = [x for x in getattr(a, "loss_lat", []) if x > 0]
+    if lat_levels:
+        items = [dict(kind="lat", verb="write", size=a.lat_size, transport=t, loss=lvl)
+                 for lvl in lat_levels for t in rdma]
+        for rep in range(a.loss_repeat):
+            per = len(rdma)
+            for i in range(0, len(items), per):
+                chunk = items[i:i + per]
+                k = rep % per
+                for it in chunk[k:] + chunk[:k]:
+                    plan.append(dict(it, scenario="loss_lat", rep=rep + 1))
     if a.mode == "pair" and a.bottleneck_repeat > 0:
         # congestion: FLOWS concurrent RC writes B -> A through one bottleneck
         # on B's egress; mroce with each cc_algo (device re-created), rxe

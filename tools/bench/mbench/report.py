@@ -17,6 +17,11 @@ from . import bottleneck
 from .common import PATHS, RXE_PATHS, VERBS, bn_variant, parse_event, size_label
 
 GROUPS = ("bw", "lat", "loss", "cpu", "bottleneck")     # the table's order
+# the latency rows: perftest's ib_*_lat and udp_pingpong print all four
+LAT_METRICS = (("t_typical", "latency typical"), ("t_avg", "latency average"),
+               ("p99", "latency p99"), ("p999", "latency p99.9"))
+# the tail under loss (write_lat at a netem loss level)
+LOSS_LAT_METRICS = (("p99", "write_lat p99"), ("p999", "write_lat p99.9"))
 WC_STATUS = {5: "IBV_WC_WR_FLUSH_ERR", 9: "IBV_WC_REM_INV_REQ_ERR", 10: "IBV_WC_REM_ACCESS_ERR",
              11: "IBV_WC_REM_OP_ERR", 12: "IBV_WC_RETRY_EXC_ERR", 13: "IBV_WC_RNR_RETRY_EXC_ERR"}
 
@@ -243,15 +248,17 @@ class Rows:
                                  for r in raw["udp"]]
                 self.add(path, "bw", "message rate", "Mmsg/s", mr, "udp", verb=verb, size=size,
                          host_other=ho)
-        for verb in [v for v in VERBS if sel(path, kind="lat", verb=v)]:
-            rs = {t: sel(path, kind="lat", verb=verb, transport=t) for t in tr}
+        def lossless_lat(**key):
+            return [r for r in sel(path, kind="lat", **key) if r.get("loss") is None]
+        for verb in [v for v in VERBS if lossless_lat(verb=v)]:
+            rs = {t: lossless_lat(verb=verb, transport=t) for t in tr}
             rs["udp"] = sel(path, kind="udplat")
             size = (rs["mroce"] or [{}])[0].get("size", 8)
             ho = others(sum(rs.values(), []))
-            for key, label in (("t_typical", "latency typical"), ("t_avg", "latency average"),
-                               ("p99", "latency p99")):
+            for key, label in LAT_METRICS:
                 self.add(path, "lat", label, "µs",
-                         {t: [r[key] if r.get("ok") else None for r in v] for t, v in rs.items()},
+                         {t: [r.get(key) if r.get("ok") else None for r in v]
+                          for t, v in rs.items()},
                          "udp", better="lower", verb=verb, size=size, host_other=ho)
 
         def lruns(t, lvl):
@@ -260,7 +267,7 @@ class Rows:
             else:
                 rs = sel(path, kind="bw", verb="write", size=loss_size, transport=t)
             return [r for r in rs if r.get("loss") in lvl]
-        lrs = [r for r in runs if r.get("loss") is not None]
+        lrs = [r for r in runs if r.get("loss") is not None and r["kind"] != "lat"]
         if lrs:
             tt = tr + ["tcp"]
             # lossless baseline: the write_bw rows' runs and the sweep's 0 %
@@ -280,6 +287,16 @@ class Rows:
                          host_other=others(sum(rs.values(), [])),
                          gbps={t: spread([r["gbps"] for r in ok(v)]) for t, v in rs.items()},
                          baseline_gbps=base)
+        # the tail under loss: write_lat's p99 and p99.9 at each level
+        llat = [r for r in runs if r["kind"] == "lat" and r.get("loss")]
+        for lvl in sorted({r["loss"] for r in llat}):
+            rs = {t: [r for r in llat if r["transport"] == t and r["loss"] == lvl] for t in tr}
+            for key, label in LOSS_LAT_METRICS:
+                self.add(path, "loss", label, "µs",
+                         {t: [r.get(key) if r.get("ok") else None for r in v]
+                          for t, v in rs.items()},
+                         better="lower", loss=lvl, verb="write",
+                         size=(llat[0].get("size", 8)), host_other=others(sum(rs.values(), [])))
         # CPU per GB moved (lossless write_bw loss_size, measured window)
         cpu = {}
         for t in tr + ["tcp"]:

@@ -155,6 +155,7 @@ class Names(unittest.TestCase):
 def drive_args(**kw):
     a = dict(mode="pair", sizes=[64, 65536], verbs=["write", "send"], udp_max=1472, repeat=2,
              lat_verbs=["write", "send"], lat_size=8, loss=[1.0], loss_size=65536, loss_repeat=1,
+             loss_lat=[],
              bottleneck_repeat=1, bottleneck_cc=["metaroce", "none"], bottleneck_size=65536,
              bottleneck_flows=3, only="")
     a.update(kw)
@@ -194,6 +195,23 @@ class Plan(unittest.TestCase):
                          ["bottleneck-mroce-metaroce", "bottleneck-mroce-none", "bottleneck-rxe"])
         self.assertTrue(all(x["flows"] == 3 and x["size"] == 65536 for x in bn))
         self.assertEqual(p[-1]["kind"], "bottleneck")
+
+    def test_loss_lat(self):
+        # write_lat at each positive --loss-lat level, both transports,
+        # rotated per repetition, after the goodput sweep
+        p = plan.make_plan(drive_args(loss_lat=[0.0, 1.0, 5.0], loss_repeat=2,
+                                      bottleneck_repeat=0))
+        ll = [x for x in p if x["scenario"] == "loss_lat"]
+        self.assertEqual(self.names(ll), [
+            "write_lat-8-mroce-loss1-r1", "write_lat-8-rxe-loss1-r1",
+            "write_lat-8-mroce-loss5-r1", "write_lat-8-rxe-loss5-r1",
+            "write_lat-8-rxe-loss1-r2", "write_lat-8-mroce-loss1-r2",
+            "write_lat-8-rxe-loss5-r2", "write_lat-8-mroce-loss5-r2"])
+        self.assertEqual(p[-1]["scenario"], "loss_lat")
+        # none in the loop path (no netem there), none when not asked for
+        self.assertFalse([x for x in plan.make_plan(drive_args(mode="loop", loss_lat=[1.0]))
+                          if x.get("loss") is not None])
+        self.assertFalse([x for x in plan.make_plan(drive_args()) if x["scenario"] == "loss_lat"])
 
     def test_single_has_no_rxe_nor_bottleneck(self):
         p = plan.make_plan(drive_args(mode="single"))

@@ -96,10 +96,12 @@ def iperf(proto, gbps, size=65536, loss=None, ok=True):
     return r
 
 
-def lat(transport, typ, avg, p99, kind="lat", ok=True):
+def lat(transport, typ, avg, p99, kind="lat", ok=True, p999=None, loss=None):
     r = dict(kind=kind, verb="write", size=8, transport=transport, ok=ok, id=f"l-{typ}")
+    if loss is not None:
+        r["loss"] = loss
     if ok:
-        r.update(t_typical=typ, t_avg=avg, p99=p99)
+        r.update(t_typical=typ, t_avg=avg, p99=p99, p999=p999 if p999 is not None else 2 * p99)
     return r
 
 
@@ -137,8 +139,10 @@ class Build(unittest.TestCase):
                          lat("udp", 5, 6, 9, kind="udplat")]}
         rows = self.rows(runs)
         self.assertEqual([r.metric for r in rows],
-                         ["latency typical", "latency average", "latency p99"])
-        self.assertEqual([r.ratio_rxe for r in rows], [0.5, 0.4, 1 / 3])
+                         ["latency typical", "latency average", "latency p99", "latency p99.9"])
+        self.assertEqual([r.ratio_rxe for r in rows], [0.5, 0.4, 1 / 3, 1 / 3])
+        self.assertEqual(rows[3].values["udp"]["median"], 18)
+        self.assertEqual((rows[3].raw, rows[3].ratio_raw), ("udp", 60 / 18))
         self.assertEqual(rows[0].scenario, "write_lat 8 B")
         self.assertEqual(rows[0].better, "lower")
         tg = {t["target"]: t for t in report.targets(rows)}
@@ -166,6 +170,35 @@ class Build(unittest.TestCase):
         self.assertEqual(tg["goodput at 1 % loss >= 90 % of lossless (1 guest)"]["met"], False)
         self.assertEqual(tg["goodput at 1 % loss >= 90 % of lossless (1 guest)"]["value"], 0.25)
 
+    def test_loss_latency_rows(self):
+        # the tail under loss: p99 and p99.9 per level, medians over the
+        # repeats; the lossless latency rows take none of these runs
+        runs = {"pair": [lat("mroce", 10, 12, 30, p999=40),
+                         lat("mroce", 11, 13, 300, p999=900, loss=1.0),
+                         lat("mroce", 11, 13, 500, p999=700, loss=1.0),
+                         lat("rxe", 20, 30, 4000, p999=9000, loss=1.0),
+                         lat("rxe", 0, 0, 0, ok=False, loss=5.0),
+                         lat("mroce", 12, 14, 800, p999=2000, loss=5.0)]}
+        rows = self.rows(runs)
+        got = [(r.group, r.scenario, r.metric) for r in rows]
+        self.assertEqual(got, [
+            ("lat", "write_lat 8 B", "latency typical"), ("lat", "write_lat 8 B", "latency average"),
+            ("lat", "write_lat 8 B", "latency p99"), ("lat", "write_lat 8 B", "latency p99.9"),
+            ("loss", "loss 1 %", "write_lat p99"), ("loss", "loss 1 %", "write_lat p99.9"),
+            ("loss", "loss 5 %", "write_lat p99"), ("loss", "loss 5 %", "write_lat p99.9")])
+        self.assertEqual(rows[2].values["mroce"]["n"], 1)
+        self.assertEqual(rows[3].values["mroce"]["median"], 40)
+        p99, p999 = rows[4], rows[5]
+        self.assertEqual(p99.values["mroce"], {"median": 400, "min": 300, "max": 500, "n": 2})
+        self.assertEqual(p999.values["mroce"]["median"], 800)
+        self.assertEqual(p99.better, "lower")
+        self.assertEqual(p99.ratio_rxe, 0.1)
+        self.assertEqual(rows[6].failed, {"mroce": 0, "rxe": 1})
+        self.assertIsNone(rows[6].values["rxe"])
+        md = markdown.path_table("pair", rows[4:6])
+        self.assertIn("loss 1 %", md[-2])
+        self.assertIn("write_lat p99", md[-2])
+
     def test_order_and_cpu(self):
         cpu = {"client": {"secs": 1.0, "kernel": 0.5, "user": 0.25},
                "server": {"secs": 1.0, "kernel": 0.25, "user": 0.0}}
@@ -182,7 +215,8 @@ class Build(unittest.TestCase):
             ("single", "write_bw 65536 B", "throughput"),
             ("single", "send_bw 64 B", "message rate"), ("single", "send_bw 64 B", "throughput"),
             ("single", "write_lat 8 B", "latency typi"), ("single", "write_lat 8 B", "latency aver"),
-            ("single", "write_lat 8 B", "latency p99"), ("single", "loss 1 %", "goodput / lo"),
+            ("single", "write_lat 8 B", "latency p99"), ("single", "write_lat 8 B", "latency p99."),
+            ("single", "loss 1 %", "goodput / lo"),
             ("single", "write_bw 65536 B", "guest CPU ke"),
             ("single", "write_bw 65536 B", "guest CPU to")])
         # 8 Gb/s for 1 s = 1 GB: CPU-s per GB = the CPU seconds

@@ -41,6 +41,7 @@
  *     mroce_pace.h      pacer
  *     mroce_cc*.[ch]    congestion control registry and algorithms
  *     mroce_ratehint.[ch]  receiver rate hint
+ *     mroce_hist.[ch]   latency histograms (completion latency, path RTT)
  */
 #ifndef MROCE_H
 #define MROCE_H
@@ -60,6 +61,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_hist.h"
 #include "mroce_msg.h"
 #include "mroce_pace.h"
 #include "mroce_path.h"
@@ -427,6 +429,7 @@ struct mroce_swqe {
 	u32 read_got;
 	u32 read_base;			/* READ: chunks before it all in */
 	u64 atomic_orig;
+	u64 fetch_ns;			/* fetched: its completion latency starts */
 	bool done;			/* response / acks complete */
 	enum ib_wc_status status;
 };
@@ -561,6 +564,13 @@ struct mroce_qp {
 		 */
 		struct mroce_pacer pacer;
 		struct hrtimer pace_timer;
+		/*
+		 * Tail latency ("rdma resource show qp -dd"): fetch to
+		 * completion of every send WQE that succeeded, and the RTT
+		 * samples of each path (paths->n of them, RC only), us
+		 */
+		struct mroce_hist lat;
+		struct mroce_hist *path_rtt;
 	} sq;
 
 	/* responder: under rq.lock */

@@ -54,6 +54,8 @@ void mroce_swqe_fail(struct mroce_swqe *sw, enum ib_wc_status status)
  */
 bool mroce_sq_complete(struct mroce_qp *qp)
 {
+	u64 now_ns = 0;
+
 	while (qp->sq.tail != qp->sq.cur) {
 		struct mroce_swqe *sw = &qp->sq.wqe[qp->sq.tail &
 						     qp->sq.ring.mask];
@@ -78,6 +80,7 @@ bool mroce_sq_complete(struct mroce_qp *qp)
 		if (sw->op->mask & MROCE_WR_RD_ATOMIC)
 			qp->sq.rd_atomic--;
 		mroce_sq_retire(qp, sw);
+		mroce_sq_lat_record(qp, sw, &now_ns);
 		if (qp->sq_sig_all || (sw->wqe.flags & MROCE_WQE_SIGNALED))
 			mroce_sq_post_cqe(qp, sw, IB_WC_SUCCESS);
 	}
@@ -167,6 +170,7 @@ static void mroce_comp_echo(struct mroce_qp *qp, const struct mroce_pkt_info *pi
 	if (rtt < USEC_PER_SEC) {	/* else a stale or bogus echo */
 		mroce_rto_sample(&qp->sq.rto, rtt);
 		mroce_min_rtt_update(qp, rtt, now_us);
+		mroce_sq_rtt_record(qp, pi->echo_path_id, rtt);
 		ack->rtt_us = rtt;
 	}
 	if (mroce_paths_probe_acked(qp->sq.paths, pi->echo_path_id,

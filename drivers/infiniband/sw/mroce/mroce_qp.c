@@ -98,6 +98,7 @@ static int mroce_qp_alloc_queues(struct mroce_qp *qp,
 
 static void mroce_qp_free_queues(struct mroce_qp *qp)
 {
+	struct mroce_hist *path_rtt;
 	struct mroce_paths *paths;
 
 	mroce_ring_free(&qp->sq.ring);
@@ -117,8 +118,11 @@ static void mroce_qp_free_queues(struct mroce_qp *qp)
 	spin_lock_bh(&qp->sq.lock);
 	paths = qp->sq.paths;
 	qp->sq.paths = NULL;
+	path_rtt = qp->sq.path_rtt;
+	qp->sq.path_rtt = NULL;
 	spin_unlock_bh(&qp->sq.lock);
 	kfree(paths);
+	kvfree(path_rtt);
 	if (qp->sq.cc_ops) {
 		if (qp->sq.cc_ops->release)
 			qp->sq.cc_ops->release(&qp->sq.cc);
@@ -170,6 +174,18 @@ static void mroce_qp_paths_init(struct mroce_qp *qp, u32 n)
 	qp->sq.paths->qdelay_target_us = 0;
 }
 
+/* The tail latency histograms start over (create, RESET). */
+static void mroce_sq_hist_reset(struct mroce_qp *qp)
+{
+	u32 id;
+
+	mroce_hist_reset(&qp->sq.lat);
+	if (!qp->sq.path_rtt)
+		return;
+	for (id = 0; id < qp->sq.paths->n; id++)
+		mroce_hist_reset(&qp->sq.path_rtt[id]);
+}
+
 /*
  * The send side of a QP that never connected: what create_qp starts with
  * and what a move to RESET returns to.  Under sq.lock, or before the QP
@@ -189,6 +205,7 @@ static void mroce_sq_init_state(struct mroce_qp *qp)
 	qp->sq.rto.max_us = mroce_rto_max_for(qp->timeout, qp->retry_cnt);
 	mroce_sb_init(&qp->sq.sb, qp->sq.psn);
 	mroce_qp_paths_init(qp, 0);
+	mroce_sq_hist_reset(qp);
 	qp->sq.min_rtt_us = 0;
 	qp->sq.min_rtt_at = 0;
 	qp->sq.hint_mbps = 0;
@@ -290,6 +307,11 @@ static int mroce_qp_alloc_paths(struct mroce_qp *qp, enum ib_qp_type type)
 		return 0;
 	qp->sq.paths = kzalloc(mroce_paths_size(n), GFP_KERNEL_ACCOUNT);
 	if (!qp->sq.paths)
+		return -ENOMEM;
+	/* zeroed: the histograms start empty */
+	qp->sq.path_rtt = kvcalloc(n, sizeof(*qp->sq.path_rtt),
+				   GFP_KERNEL_ACCOUNT);
+	if (!qp->sq.path_rtt)
 		return -ENOMEM;
 	mroce_qp_paths_init(qp, n);
 	return 0;

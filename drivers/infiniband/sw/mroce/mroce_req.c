@@ -121,6 +121,7 @@ static enum ib_wc_status mroce_sq_fetch(struct mroce_qp *qp, u32 idx)
 	u32 num_sge;
 
 	memcpy(w, slot, sizeof(*w));
+	sw->fetch_ns = ktime_get_ns();
 	num_sge = w->num_sge;
 	w->num_sge = 0;		/* no SGE resolved yet */
 	memset(sw->mr, 0, sizeof(sw->mr));

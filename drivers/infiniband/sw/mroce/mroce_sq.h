@@ -78,6 +78,27 @@ static inline struct mroce_swqe *mroce_sq_find(struct mroce_qp *qp, u32 psn,
 	return sw;
 }
 
+/*
+ * @sw completed successfully now: its latency since it was fetched into
+ * the QP's histogram.  *@now_ns is read once per run of completions.
+ */
+static inline void mroce_sq_lat_record(struct mroce_qp *qp,
+				       const struct mroce_swqe *sw, u64 *now_ns)
+{
+	if (!*now_ns)
+		*now_ns = ktime_get_ns();
+	mroce_hist_record(&qp->sq.lat,
+			  min_t(u64, div_u64(*now_ns - sw->fetch_ns,
+					     NSEC_PER_USEC), U32_MAX));
+}
+
+/* An RTT sample of path @id (the peer's echo: any value) into its histogram. */
+static inline void mroce_sq_rtt_record(struct mroce_qp *qp, u32 id, u32 rtt_us)
+{
+	if (qp->sq.path_rtt && id < qp->sq.paths->n)
+		mroce_hist_record(&qp->sq.path_rtt[id], rtt_us);
+}
+
 /* What the scoreboard's callback needs: one clock read per ACK. */
 struct mroce_sb_ctx {
 	struct mroce_qp *qp;

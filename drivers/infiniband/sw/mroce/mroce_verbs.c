@@ -303,6 +303,61 @@ static int mroce_fill_res_path(struct sk_buff *msg, struct mroce_qp *qp,
 	return rdma_nl_put_driver_string(msg, name, val);
 }
 
+/*
+ * One percentile of every path's RTT samples, as one string: the value of
+ * path 0, 1, ... separated by spaces, "-" for a path with no sample.  One
+ * attribute rather than one per path: a QP's entry must fit in one dump
+ * message (below).  Samples are below 1 s: at most 7 characters a path.
+ */
+static int mroce_fill_res_path_rtt(struct sk_buff *msg, struct mroce_qp *qp,
+				   const char *name, u32 ppm)
+{
+	char val[MROCE_PATHS_MAX * 8];
+	size_t len = 0;
+	u32 id;
+
+	for (id = 0; id < qp->sq.paths->n; id++) {
+		const struct mroce_hist *h = &qp->sq.path_rtt[id];
+
+		if (h->total)
+			len += scnprintf(val + len, sizeof(val) - len, "%s%u",
+					 id ? " " : "", mroce_hist_pct(h, ppm));
+		else
+			len += scnprintf(val + len, sizeof(val) - len, "%s-",
+					 id ? " " : "");
+	}
+	return rdma_nl_put_driver_string(msg, name, val);
+}
+
+/*
+ * Where a QP's driver attributes start when its entry is the first of a
+ * dump message: after the message and device headers and the QP's
+ * standard attributes, a few hundred bytes in.
+ */
+#define MROCE_RES_FIRST_ENTRY_MAX	512
+
+/* The QP's send completion latency: count, p50, p99, p99.9, max (us). */
+static int mroce_fill_res_lat(struct sk_buff *msg, struct mroce_qp *qp)
+{
+	u32 v[4];
+	u64 n;
+
+	spin_lock_bh(&qp->sq.lock);
+	n = qp->sq.lat.total;
+	v[0] = mroce_hist_pct(&qp->sq.lat, MROCE_HIST_P50);
+	v[1] = mroce_hist_pct(&qp->sq.lat, MROCE_HIST_P99);
+	v[2] = mroce_hist_pct(&qp->sq.lat, MROCE_HIST_P999);
+	v[3] = qp->sq.lat.max;
+	spin_unlock_bh(&qp->sq.lock);
+	if (rdma_nl_put_driver_u64(msg, "lat_count", n) ||
+	    rdma_nl_put_driver_u32(msg, "lat_p50_us", v[0]) ||
+	    rdma_nl_put_driver_u32(msg, "lat_p99_us", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "lat_p999_us", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "lat_max_us", v[3]))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
@@ -320,7 +375,10 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 					   atomic64_read(&qp->qcnt[c])))
 			goto err;
 	}
+	if (mroce_fill_res_lat(msg, qp))
+		goto err;
 	if (ibqp->qp_type == IB_QPT_RC) {
+		void *mark;
 		u64 rate;
 		u32 id;
 
@@ -368,9 +426,32 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "paths_active",
 					   mroce_paths_nr_active(qp->sq.paths)))
 			goto err_unlock;
+		/*
+		 * The paths: one line each, then their RTT percentiles.  An
+		 * entry that does not fit in a message is retried in the next
+		 * one, and ib_core retries one that does not fit in an empty
+		 * message for ever ("rdma resource" hangs): with many paths,
+		 * the first entry of a message leaves out what does not fit
+		 * and says so (paths_shown).
+		 */
+		mark = nlmsg_get_pos(msg);
 		for (id = 0; id < qp->sq.paths->n; id++)
 			if (mroce_fill_res_path(msg, qp, id))
+				break;
+		if (id == qp->sq.paths->n && qp->sq.path_rtt &&
+		    (mroce_fill_res_path_rtt(msg, qp, "path_rtt_p50_us",
+					     MROCE_HIST_P50) ||
+		     mroce_fill_res_path_rtt(msg, qp, "path_rtt_p99_us",
+					     MROCE_HIST_P99)))
+			id = 0;
+		if (id < qp->sq.paths->n) {
+			if ((unsigned char *)nest - msg->data >
+			    MROCE_RES_FIRST_ENTRY_MAX)
+				goto err_unlock;	/* the next message */
+			nlmsg_trim(msg, mark);
+			if (rdma_nl_put_driver_u32(msg, "paths_shown", 0))
 				goto err_unlock;
+		}
 		spin_unlock_bh(&qp->sq.lock);
 	}
 done:
