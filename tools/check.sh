@@ -6,7 +6,8 @@
 #   unit   provider unit tests on the host (make -C tools/libmroce check),
 #          bench.py's parsers and report (make -C tools/bench check),
 #          mroce-top's (make -C tools/mroce-top check),
-#          the Wireshark dissector (make -C tools/wireshark check)
+#          the Wireshark dissector (make -C tools/wireshark check), the
+#          conformance tester's (make -C tools/conformance check)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/),
 #          all but t-70-install
@@ -58,7 +59,8 @@ run_stage() {
 # stage, one line
 unit_tests() {
 	make -C tools/libmroce check && make -C tools/bench check &&
-		make -C tools/mroce-top check && make -C tools/wireshark check
+		make -C tools/mroce-top check && make -C tools/wireshark check &&
+		make -C tools/conformance check
 }
 
 for s in $stages; do

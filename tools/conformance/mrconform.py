@@ -18,9 +18,13 @@ that check it; and the rules no case checks.
 
 usage: mrconform.py --agent ADDR:PORT --dev DEV --impl ADDR --local ADDR
                     --iface IFACE [--alt ADDR] [--cases A,B] [--break A,B]
-                    [--list] [--coverage-only]
+                    [--list] [--coverage-only] [--dissector LUA|none]
+                    [--pcap-dir DIR]
 --break CASE,...  invert the key expectation of these cases (each must
                   then fail: proves the case looks at what the device did)
+A failing case's exchange (every datagram sent and received during it) is
+printed as TAP diagnostics, decoded by tshark with the MetaRoCE dissector
+(tools/wireshark/metaroce.lua by default); --pcap-dir keeps it as a pcap.
 """
 import argparse
 import collections
@@ -32,7 +36,8 @@ import struct
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import mrwire as W  # noqa: E402
 import rules as R  # noqa: E402
 
@@ -87,6 +92,9 @@ class Net:
         self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.socks = {}
         self.seen = []          # every datagram received (MR-8..MR-12)
+        # the current case's exchange, both directions, for the decode of
+        # a failing case: (time, src, sport, dst, dport, tos, csum, payload)
+        self.trace = []
 
     def sock(self, src, sport, nocsum):
         k = (src, sport, nocsum)
@@ -103,6 +111,8 @@ class Net:
         s = self.sock(src or self.local, sport, nocsum)
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
         s.sendto(pkt, (self.impl, W.UDP_PORT))
+        self.trace.append((time.time(), src or self.local, sport, self.impl,
+                           W.UDP_PORT, tos, not nocsum, bytes(pkt)))
 
     def recv(self, timeout, until=None):
         """Datagrams from the implementation for timeout seconds, or until
@@ -133,6 +143,9 @@ class Net:
             r = Rx(self.impl, ip[1], sport, dport, csum,
                    bytes(ip[ihl + 8:ihl + ulen]), time.monotonic())
             self.seen.append(r)
+            self.trace.append((time.time(), self.impl, sport,
+                               socket.inet_ntoa(ip[16:20]), dport, ip[1],
+                               csum != 0, r.payload))
             out.append(r)
         return out
 
@@ -1103,6 +1116,80 @@ def coverage(results, rules):
           (cov, len(rules), 100 * cov // max(1, len(rules))))
 
 
+def _csum16(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(">%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def ipv4_udp(src, sport, dst, dport, tos, csum, payload):
+    """An IPv4/UDP datagram around payload, checksums computed (UDP's
+    left 0 where the packet went without one)."""
+    ulen = 8 + len(payload)
+    sa, da = socket.inet_aton(src), socket.inet_aton(dst)
+    ck = 0
+    if csum:
+        pseudo = sa + da + struct.pack(">BBH", 0, 17, ulen)
+        ck = _csum16(pseudo + struct.pack(">HHHH", sport, dport, ulen, 0) +
+                     payload) or 0xffff
+    udp = struct.pack(">HHHH", sport, dport, ulen, ck) + payload
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, tos, 20 + ulen, 0, 0x4000, 64,
+                     17, 0, sa, da)
+    ip = ip[:10] + struct.pack(">H", _csum16(ip)) + ip[12:]
+    return ip + udp
+
+
+def write_pcap(path, trace):
+    """The exchange as a pcap of raw IPv4 packets (LINKTYPE_RAW)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 101))
+        for ts, src, sport, dst, dport, tos, csum, payload in trace:
+            pkt = ipv4_udp(src, sport, dst, dport, tos, csum, payload)
+            f.write(struct.pack("<IIII", int(ts), int(ts % 1 * 1e6),
+                                len(pkt), len(pkt)) + pkt)
+
+
+def decode_exchange(lua, trace, keep_dir, name, limit=60):
+    """A failing case's exchange, decoded by the MetaRoCE dissector: TAP
+    diagnostic lines.  The pcap stays in keep_dir if given."""
+    import shutil
+    import subprocess
+    import tempfile
+    tshark = shutil.which("tshark")
+    if not trace:
+        return ["# exchange: no packets"]
+    if not lua or not tshark:
+        return ["# exchange: %d packets (no %s to decode them)" %
+                (len(trace), "dissector" if not lua else "tshark")]
+    d = keep_dir or tempfile.mkdtemp(prefix="mrconform.")
+    pcap = os.path.join(d, "%s.pcap" % name)
+    write_pcap(pcap, trace)
+    try:
+        p = subprocess.run([tshark, "-n", "-r", pcap, "-X",
+                            "lua_script:" + lua],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=60, check=False)
+        lines = p.stdout.splitlines()
+        if p.returncode:
+            lines += ["tshark exit %d: %s" % (p.returncode, ln)
+                      for ln in p.stderr.splitlines()]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        lines = ["tshark: %s" % e]
+    finally:
+        if not keep_dir:
+            shutil.rmtree(d, ignore_errors=True)
+    out = ["# exchange: %d packets, decoded by %s%s:" %
+           (len(trace), os.path.basename(lua),
+            " (the last %d)" % limit if len(lines) > limit else "")]
+    out += ["#   " + ln.strip() for ln in lines[-limit:]]
+    if keep_dir:
+        out.append("# exchange pcap: %s" % pcap)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--agent")
@@ -1116,7 +1203,15 @@ def main():
     ap.add_argument("--seed", type=int, default=20261215)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--coverage-only", action="store_true")
+    ap.add_argument("--dissector", default=os.path.join(
+        HERE, "..", "wireshark", "metaroce.lua"),
+        help="Lua dissector that decodes a failing case's exchange "
+        "(with tshark); 'none': do not decode")
+    ap.add_argument("--pcap-dir", default="",
+                    help="keep each failing case's exchange here as a pcap")
     a = ap.parse_args()
+    lua = os.path.abspath(a.dissector) if a.dissector != "none" and \
+        os.path.isfile(a.dissector) else None
     rules, errors = R.parse(R.SPEC)
     ids = {r.id for r in rules}
     for name, rl, _f, _x in CASES:
@@ -1147,6 +1242,7 @@ def main():
         try:
             t.agent("reset")
             t.net.drain()
+            t.net.trace = []
             fn(t)
             ok, why = True, ""
         except Fail as e:
@@ -1168,6 +1264,8 @@ def main():
             npass += 1
         else:
             print("not ok %d - %s # %s" % (i, tag, why))
+            print("\n".join(decode_exchange(lua, t.net.trace, a.pcap_dir,
+                                            name)))
             nfail += 1
         results.append((name, rl, ok))
         sys.stdout.flush()

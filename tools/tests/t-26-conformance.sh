@@ -9,7 +9,9 @@
 # source-address check) and sniffs the answers on veth2.  Every case is a
 # check of this test (one TAP line each, citing its rule IDs), then:
 #   - the suite again with --break on three cases, whose key expectation
-#     is inverted: each must fail (the cases look at what the device did);
+#     is inverted: each must fail (the cases look at what the device did),
+#     and print its exchange decoded by the Wireshark dissector (tshark
+#     with tools/wireshark/metaroce.lua), the pcaps kept in the results;
 #   - the coverage table (rules with and without a case) is in the log.
 # Environment: MROCE_CONF_CASES (comma list, default all).
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -18,7 +20,7 @@
 C=$MROCE_TOP/tools/conformance
 A=$C/mr-agent
 [ -x "$A" ] || fail "$A not found: build it on the host first (make tools)"
-need_cmd python3 rdma ip
+need_cmd python3 rdma ip tshark
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
 [ -f "$RDMAV_DRIVERS-rdmav34.so" ] || fail "provider not built (make provider)"
 
@@ -69,8 +71,19 @@ log "RESULT $(tail -n 1 "$OUT/suite.log"); $(grep '^# coverage:' "$OUT/suite.log
 # the cases must be able to fail
 if [ -z "${MROCE_CONF_CASES:-}" ]; then
 	brk=p2-version,dup-send-reacked-not-redelivered,sack-reports-exactly-what-arrived
-	run_suite "$OUT/broken.log" --cases "$brk" --break "$brk"
+	mkdir -p "$OUT/broken-pcap"
+	run_suite "$OUT/broken.log" --cases "$brk" --break "$brk" \
+		--pcap-dir "$OUT/broken-pcap"
 	sed 's/^/  broken| /' "$OUT/broken.log" | grep -E 'ok [0-9]|passed'
 	check_eq "three broken expectations, three failures" "0 passed, 3 failed" \
 		"$(tail -n 1 "$OUT/broken.log")"
+	check_eq "each failure prints its exchange, decoded by metaroce.lua" 3 \
+		"$(grep -c '^# exchange: [0-9]* packets, decoded by metaroce.lua' "$OUT/broken.log")"
+	check "the decoded exchanges show MetaRoCE packets both ways" sh -c \
+		"grep -q '^#  .*192.0.2.2 → 192.0.2.1 *MetaRoCE' '$OUT/broken.log' &&
+		 grep -q '^#  .*192.0.2.1 → 192.0.2.2 *MetaRoCE' '$OUT/broken.log'"
+	check "p2-version's exchange shows the version-2 packet it sent" \
+		grep -q '^#  .*MetaRoCE version 2' "$OUT/broken.log"
+	check "the exchanges are kept as pcaps" \
+		test "$(find "$OUT/broken-pcap" -name '*.pcap' | wc -l)" = 3
 fi
