@@ -8,7 +8,8 @@
 # p50 <= p99 <= p99.9 <= max, each no higher than the program's own
 # percentile (the driver times a part of the same interval) beyond its
 # histogram's bucket width (1/8), the RTT percentiles of every path that
-# carried packets, none above the slowest WRITE; mroce-top -b and -j show
+# carried packets, none above the slowest WRITE; mroce-top -b (with the
+# first QP's paths) and -j show
 # the device, its rates and the QP.  Then with 64 paths, whose path lines
 # do not fit in a small dump message: "rdma resource" still ends (it runs
 # under timeout: an entry too big for any message made it loop for ever).
@@ -127,6 +128,8 @@ out=$(timeout 60 "$TOP" -b -n 1 -d 0.5 -D mroce1)
 echo "$out"
 check_match "mroce-top -b lists mroce1" "^mroce1/1 " "$out"
 check_match "mroce-top -b lists QP $qpn with lat_count $N" "^mroce1 +$qpn +RC +RTS .* $N +$p50 +$p99 +$p999 +$max " "$out"
+check_match "mroce-top -b shows the first QP's paths" "^paths of mroce1 QP [0-9]+ \([0-9]+\)" "$out"
+check_match "mroce-top -b: a path line with state, RTT percentiles, tx" "^0 +[0-9]+ +active +[0-9]+/16 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9-]+ +[0-9-]+ +[0-9]+ " "$out"
 j=$(timeout 60 "$TOP" -j -n 1 -d 0.5)
 check_eq "mroce-top -j: QP $qpn's p99 and mroce1's counters" "$p99 True" "$(printf '%s\n' "$j" | python3 -c '
 import json, sys

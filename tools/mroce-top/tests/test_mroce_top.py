@@ -41,7 +41,8 @@ def qp(qpn, p99, count=100, dev="mroce0", **kw):
          "state": "RTS", "pid": 42, "comm": "lat_qp", "drv_tx_pkts": 7,
          "drv_lat_count": count, "drv_lat_p50_us": p99 // 2, "drv_lat_p99_us": p99,
          "drv_lat_p999_us": p99 + 5, "drv_lat_max_us": p99 + 9, "drv_srtt_us": 30,
-         "drv_path0": "sport 1 active w 16/16 cwnd 8 inflight 0 srtt 30 tx 4 retx 0",
+         "drv_path0": "sport 1 active w 16/16 cwnd 8 inflight 0 srtt 30 tx 4 retx 0 lost 0 "
+                      "ce 0 dead 0 revived 0",
          "drv_path_rtt_p50_us": "20 - - 40", "drv_path_rtt_p99_us": "31 - - 77"}
     e.update(kw)
     return e
@@ -85,6 +86,44 @@ class Parse(unittest.TestCase):
         self.assertEqual([q["qpn"] for q in mt.top_qps(qs, 10)], [18, 17, 19])
         self.assertEqual(mt.top_qps(qs, 10, dev="mroce1"), [])
 
+    def test_busy(self):
+        a = mt.parse_qps([qp(17, 80, drv_tx_pkts=100, drv_tx_retx_pkts=1),
+                          qp(18, 900, drv_tx_pkts=100),
+                          qp(20, 0, count=0, drv_tx_pkts=100)])
+        b = mt.parse_qps([qp(17, 80, drv_tx_pkts=150, drv_tx_retx_pkts=5),
+                          qp(18, 900, drv_tx_pkts=110),
+                          qp(20, 0, count=0, drv_tx_pkts=400),
+                          qp(21, 1, drv_tx_pkts=9)])
+        b = mt.qp_rates(a, b, 2.0)
+        r = {q["qpn"]: (q["tx_pps"], q["retx_ps"]) for q in b}
+        self.assertEqual(r[17], (25.0, 2.0))
+        self.assertEqual(r[20], (150.0, None))      # no tx_retx_pkts attribute
+        self.assertEqual(r[21], (None, None))       # new in this interval
+        # busiest first: a QP sending without completions yet counts too
+        self.assertEqual([q["qpn"] for q in mt.top_qps(b, 10, sort="busy")],
+                         [20, 17, 18, 21])
+        self.assertEqual([q["qpn"] for q in mt.top_qps(b, 10, sort="p99")],
+                         [18, 17, 21])
+        # a counter that went backwards (QP number reused) is no negative rate
+        self.assertEqual(mt.qp_rates(b, a, 1.0)[0]["tx_pps"], 0)
+
+    def test_paths(self):
+        q = mt.parse_qps([qp(17, 80, drv_path1="sport 2 dead w 1/16 cwnd 1 inflight 3 "
+                              "srtt 0 tx 9 retx 2 lost 5 ce 0 dead 1 revived 0")])[0]
+        ps = mt.qp_paths(q)
+        self.assertEqual(len(ps), 2)
+        self.assertEqual(ps[0], {"path": 0, "sport": 1, "state": "active", "w": "16/16",
+                                 "cwnd": 8, "inflight": 0, "srtt": 30, "tx": 4, "retx": 0,
+                                 "lost": 0, "rtt_p50_us": 20, "rtt_p99_us": 31})
+        self.assertEqual((ps[1]["state"], ps[1]["rtt_p99_us"], ps[1]["retx"], ps[1]["lost"]),
+                         ("dead", None, 2, 5))
+        self.assertEqual(mt.qp_paths({"dev": "x", "qpn": 1}), [])
+        text = mt.render(0, 1.0, {}, [q], 10, "p99", 1)
+        i = text.index("paths of mroce0 QP 17 (2)")
+        self.assertEqual(text[i + 1].split()[:3], ["PATH", "SPORT", "STATE"])
+        self.assertEqual(text[i + 3].split()[:3], ["1", "2", "dead"])
+        self.assertNotIn("paths of", "\n".join(mt.render(0, 1.0, {}, [q], 10, "p99", 0)))
+
 
 class Run(unittest.TestCase):
     """The whole program against a fake rdma printing canned JSON, whose
@@ -123,7 +162,7 @@ else:
         return out.getvalue()
 
     def test_batch(self):
-        out = self.run_top("-b", "-n", "2")
+        out = self.run_top("-b", "-n", "2", "-s", "p99")
         # one block per interval, each from its header line, a blank line after
         self.assertTrue(out.endswith("\n\n"))
         blocks = ["mroce-top " + b for b in out.split("mroce-top ")[1:]]
@@ -133,12 +172,14 @@ else:
         dev = [x for x in lines if x.startswith("mroce0/1 ")]
         self.assertEqual(len(dev), 1)
         self.assertIn("drops mroce0/1: rx_drop_qkey", blocks[0])
-        qps = [x for x in lines[lines.index("top 10 QPs by p99 send completion latency") + 2:]
-               if x]
+        qps = lines[lines.index("top 10 QPs by p99 send completion latency") + 2:]
+        qps = qps[:qps.index("")]       # the QP table ends at the paths' blank line
         self.assertEqual([x.split()[1] for x in qps], ["23", "17", "30"])
-        self.assertEqual(qps[0].split()[:10],
-                         ["mroce1", "23", "RC", "RTS", "lat_qp", "100", "475", "950", "955",
-                          "959"])
+        # DEV QPN TYPE STATE COMM TXpkt/s RETX/s WQES P50 P99 P99.9 MAX
+        self.assertEqual(qps[0].split()[:12],
+                         ["mroce1", "23", "RC", "RTS", "lat_qp", "0", "-", "100", "475",
+                          "950", "955", "959"])
+        self.assertIn("paths of mroce1 QP 23 (1)", blocks[0])
 
     def test_dev_filter_and_json(self):
         out = self.run_top("-j", "-n", "1", "-D", "mroce1", "-q", "5")
