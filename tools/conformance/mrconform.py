@@ -83,6 +83,15 @@ class Rx:
         return "<%s path=%d sport=%d>" % (s, f.get("path", 0), self.sport)
 
 
+def rx_trace_entry(ip, t):
+    """The trace entry of a received IPv4/UDP datagram (raw bytes from the
+    IP header on): (time, src, sport, dst, dport, tos, csum, payload)."""
+    ihl = (ip[0] & 15) * 4
+    sport, dport, ulen, csum = struct.unpack(">HHHH", ip[ihl:ihl + 8])
+    return (t, socket.inet_ntoa(ip[12:16]), sport, socket.inet_ntoa(ip[16:20]),
+            dport, ip[1], csum != 0, bytes(ip[ihl + 8:ihl + ulen]))
+
+
 class Net:
     def __init__(self, local, impl, iface, alt=None):
         self.local, self.impl, self.alt = local, impl, alt
@@ -143,9 +152,7 @@ class Net:
             r = Rx(self.impl, ip[1], sport, dport, csum,
                    bytes(ip[ihl + 8:ihl + ulen]), time.monotonic())
             self.seen.append(r)
-            self.trace.append((time.time(), self.impl, sport,
-                               socket.inet_ntoa(ip[16:20]), dport, ip[1],
-                               csum != 0, r.payload))
+            self.trace.append(rx_trace_entry(ip, time.time()))
             out.append(r)
         return out
 

@@ -68,6 +68,12 @@ class Exchange(unittest.TestCase):
         self.assertIn("version 2", out[3])
         self.assertNotIn("Lua Error", text)
 
+    def test_rx_entry(self):
+        # what the tester's receive path records is what it decodes
+        for e in trace():
+            ip = M.ipv4_udp(*e[1:])
+            self.assertEqual(M.rx_trace_entry(ip, e[0]), e)
+
     def test_no_dissector(self):
         self.assertIn("no dissector",
                       M.decode_exchange(None, trace(), "", "c")[0])
