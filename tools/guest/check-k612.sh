@@ -91,7 +91,7 @@ kulp=$TOP/build/k612-kulp
 build_modules() {
 	command -v sparse >/dev/null || die "sparse not installed (apt-get install sparse)"
 	rm -rf "$copy" "$kulp"
-	{ mkdir -p "$copy/$mod" && cp Kbuild "$copy/" && cp -R uapi "$copy/" &&
+	{ mkdir -p "$copy/$mod" && cp Kbuild VERSION "$copy/" && cp -R uapi "$copy/" &&
 		cp -R "$mod/." "$copy/$mod/"; } || die "cannot copy the sources to $copy"
 	build "$copy" mroce
 	[ -f "$ko" ] || die "no $ko"

@@ -3,15 +3,20 @@
 #
 # Device lifecycle: rdma link add/delete in network namespaces, RoCE v2
 # GIDs, port state and MTU following the netdev, the per-namespace UDP
-# socket set, bad arguments, netdev and namespace removal, rmmod.
+# socket set, bad arguments, netdev and namespace removal, rmmod, and the
+# module's version (MODULE_VERSION, from VERSION).
 . "$(dirname "$0")/lib.sh"
 
-need_cmd rdma ibv_devinfo ss
+need_cmd rdma ibv_devinfo ss modinfo
 export RDMAV_DRIVERS=$MROCE_TOP/tools/libmroce/libmroce
 SYS=/sys/class/infiniband
 PORT=4792
 
 dmesg -C
+# MODULE_VERSION comes from the top-level VERSION file (Kbuild), the
+# version debian/changelog and the DKMS package carry
+check_eq "modinfo: the module's version is VERSION's" \
+	"$(cat "$MROCE_TOP/VERSION")" "$(modinfo -F version "$MROCE_KO")"
 load_mroce
 on_exit 'topo_clean; unload_mroce'
 topo_pair
