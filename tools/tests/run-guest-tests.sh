@@ -181,7 +181,19 @@ test_timeout() {
 	echo "${t:-$DEFAULT_TIMEOUT}"
 }
 
-kmsg_count() { dmesg 2>/dev/null | wc -l; }
+# The kernel log of one test: a marker line goes into it before the test
+# starts, and the test's part is what follows the marker.  Counting lines
+# instead missed everything of a test that clears the log (t-10-device
+# runs dmesg -C): its first lines fell in the count of the old log.  With
+# the marker gone (cleared), the whole log is the test's.
+kmsg_mark() { echo "<6>run-guest-tests: $1" >/dev/kmsg 2>/dev/null; }
+klog_since() {
+	dmesg 2>/dev/null | awk -v m="run-guest-tests: $1" '
+		seen { print; next }
+		index($0, m) { seen = 1; n = 0; next }
+		{ old[++n] = $0 }
+		END { if (!seen) for (i = 1; i <= n; i++) print old[i] }'
+}
 
 # hang_report PGID: what a test that is about to time out is waiting on,
 # for its log: every process of its group (timeout(1)'s) and every task in
@@ -284,7 +296,8 @@ for t in "${TESTS[@]}"; do
 	logf=$RESULTS/$name.log
 	to=$(($(test_timeout "$t") * TIMEOUT_SCALE))
 	test_env
-	k0=$(kmsg_count)
+	kmark="test $i $name started $(date +%s.%N)"
+	kmsg_mark "$kmark"
 	start=$(date +%s.%N)
 	# on the console too: a guest that dies in a test says which one
 	echo "# $name: started"
@@ -343,7 +356,7 @@ for t in "${TESTS[@]}"; do
 
 	# Kernel trouble during the test or its cleanup (rmmod) fails it.
 	if [ "${MROCE_DMESG_CHECK:-1}" = 1 ]; then
-		klog=$(dmesg 2>/dev/null | tail -n +$((k0 + 1)))
+		klog=$(klog_since "$kmark")
 		trouble=$(printf '%s\n' "$klog" | grep -E "$KERNEL_TROUBLE")
 		if [ -n "$trouble" ]; then
 			case "$rc" in 0|77) rc=1 ;; esac
