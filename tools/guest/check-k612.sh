@@ -42,10 +42,13 @@ cd "$TOP" || exit 1
 
 die() { echo "$ME: $*" >&2; exit 1; }
 
-# The named subset: device and counters, the provider, the kernel ULPs
-# and FRMR (ib_core's kernel verbs), pingpong and perftest (data path),
-# loopback, and retry (loss recovery, timers).
-: "${MROCE_K612_TESTS=t-00-guest-sanity t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
+# The named subset: make check's (MROCE_K612_CI_TESTS in tools/check.sh:
+# device and namespace lifetime, counters, disassociation, the kernel
+# ULPs and FRMR, the provider, pingpong, perftest and rdma_cm, loopback,
+# retry), with the harness's own sanity test, and what the debug lane
+# picks for races and hostile input: data integrity (t-22), flush
+# against destroy (t-42), hostile rings and verbs (t-61).
+: "${MROCE_K612_TESTS=t-00-guest-sanity t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-22-verify t-30-loopback t-41-retry t-42-flush-race t-61-verbsfuzz}"
 build_only=0
 run_only=0
 case ${1:-} in
