@@ -4,7 +4,8 @@
 #
 #   make            kernel module (against KDIR), rdma-core provider, tools
 #                   (tools/kulp/mroce_kulp.ko, a kernel ULP, included)
-#   make check      lint + KUnit + guest tests (what CI runs)
+#   make check      lint + KUnit + guest tests, a subset on 6.12 too
+#                   (what CI runs; tools/check.sh)
 #   make check-install  t-70-install: the packages installed in a guest
 #   make check-debug  the guest tests on a KASAN/lockdep/kmemleak/UBSAN
 #                   kernel built from linux-source-6.1 (cached), fails on

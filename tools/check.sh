@@ -22,24 +22,35 @@
 #          rings (MROCE_DEBUG_TESTS; "all" runs every test, as
 #          "make check-debug" does): the whole suite on KASAN under TCG
 #          does not fit CI's hour
-#   k612build  mroce and tools/kulp built with W=1 and sparse against
-#          Debian's 6.12 LTS headers (tools/guest/check-k612.sh
-#          --build-only): the module builds for 6.1 and 6.12 from one tree
-#          (drivers/infiniband/sw/mroce/mroce_compat.h)
-#   k612   that build and a named subset of the guest tests on a 6.12
-#          guest (MROCE_K612_TESTS; "make check-612").  Not a default
-#          stage: about 20 minutes under TCG, beyond CI's hour with the
-#          rest, and t-10-device still hangs on 6.12 (issue 16)
+#   k612   mroce and tools/kulp built with W=1 and sparse against
+#          Debian's 6.12 LTS headers, then a named subset of the guest
+#          tests on a 6.12 guest (tools/guest/check-k612.sh): the module
+#          builds for 6.1 and 6.12 from one tree
+#          (drivers/infiniband/sw/mroce/mroce_compat.h) and works on both.
+#          The subset (MROCE_K612_CI_TESTS) covers what ib_core changed
+#          between the two: device and namespace lifetime (t-10),
+#          counters (t-11), disassociation on removal (t-12), kernel ULPs,
+#          FRMR and rdma_cm (t-14, t-16, t-21), the provider and uverbs
+#          (t-15), the data path and its timers (t-20, t-30, t-41).
+#          Measured 2026-12-05 on 2 cores shared with other work:
+#          build 131 s, guest about 300 s (boot included).
+#          The whole suite on 6.12 would double the guest stage, which
+#          CI's hour does not hold; "make check-612" runs a longer list
+#          (MROCE_K612_TESTS in check-k612.sh), K612_TESTS=all all of it
+#   k612build  the build of k612 alone (check-k612.sh --build-only); not
+#          a default stage
 # Every stage runs even if an earlier one failed; the exit status is
 # non-zero if any failed.  MROCE_CHECK_STAGES="lint guest" picks stages.
 set -uo pipefail
 top=$(dirname "$(dirname "$(readlink -f "$0")")")
 cd "$top" || exit 1
 
-stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug k612build}
+stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug k612}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
 : "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-61-verbsfuzz}"
+# the 6.12 guest's subset: see "k612" above
+: "${MROCE_K612_CI_TESTS=t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
 failed=()
 summary=()
 
@@ -79,7 +90,8 @@ for s in $stages; do
 			read -ra debug_tests <<<"$MROCE_DEBUG_TESTS"
 		run_stage debug tools/guest/check-debug.sh "${debug_tests[@]}" ;;
 	k612build) run_stage k612build tools/guest/check-k612.sh --build-only ;;
-	k612)	run_stage k612 tools/guest/check-k612.sh ;;
+	k612)	read -ra k612_tests <<<"$MROCE_K612_CI_TESTS"
+		run_stage k612 tools/guest/check-k612.sh "${k612_tests[@]}" ;;
 	*)	echo "check: unknown stage $s" >&2; failed+=("$s") ;;
 	esac
 done

@@ -250,7 +250,7 @@ main()
 	kdir=${KDIR:-$("$root/tools/kdir.sh")} || fail "no kernel build dir"
 	command -v sparse >/dev/null || fail "sparse not installed (apt-get install sparse)"
 
-	if ! { mkdir -p "$tmp/$mod" && cp "$root/Kbuild" "$tmp/" &&
+	if ! { mkdir -p "$tmp/$mod" && cp "$root/Kbuild" "$root/VERSION" "$tmp/" &&
 		cp -R "$root/uapi" "$tmp/" && cp -R "$driver_dir/." "$tmp/$mod/"; }; then
 		fail "cannot copy sources to $tmp"
 	fi

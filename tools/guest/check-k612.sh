@@ -8,6 +8,8 @@
 #
 # usage: tools/guest/check-k612.sh [--build-only|--run-only] [TEST...]
 #   default: the subset in MROCE_K612_TESTS; "all" runs every test.
+#   make check's stage k612 names its own, shorter subset
+#   (MROCE_K612_CI_TESTS in tools/check.sh).
 #   --build-only: steps 1 and 2; --run-only: step 3 with the modules an
 #   earlier --build-only left (when the guest is shared: build first,
 #   then hold /work/guest.lock for the run alone)
@@ -40,10 +42,13 @@ cd "$TOP" || exit 1
 
 die() { echo "$ME: $*" >&2; exit 1; }
 
-# The named subset: device and counters, the provider, the kernel ULPs
-# and FRMR (ib_core's kernel verbs), pingpong and perftest (data path),
-# loopback, and retry (loss recovery, timers).
-: "${MROCE_K612_TESTS=t-00-guest-sanity t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
+# The named subset: make check's (MROCE_K612_CI_TESTS in tools/check.sh:
+# device and namespace lifetime, counters, disassociation, the kernel
+# ULPs and FRMR, the provider, pingpong, perftest and rdma_cm, loopback,
+# retry), with the harness's own sanity test, and what the debug lane
+# picks for races and hostile input: data integrity (t-22), flush
+# against destroy (t-42), hostile rings and verbs (t-61).
+: "${MROCE_K612_TESTS=t-00-guest-sanity t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-22-verify t-30-loopback t-41-retry t-42-flush-race t-61-verbsfuzz}"
 build_only=0
 run_only=0
 case ${1:-} in
@@ -51,9 +56,11 @@ case ${1:-} in
 --run-only) run_only=1; shift ;;
 esac
 tests=("$@")
-if [ ${#tests[@]} -eq 0 ] && [ "$MROCE_K612_TESTS" != all ]; then
+if [ ${#tests[@]} -eq 0 ]; then
 	read -ra tests <<<"$MROCE_K612_TESTS"
 fi
+# "all" (argument or MROCE_K612_TESTS): run-guest-tests.sh with no names
+[ "${tests[*]}" != all ] || tests=()
 
 export MROCE_KVER=${MROCE_KVER:-6.12}
 t0=$(date +%s)
@@ -91,7 +98,7 @@ kulp=$TOP/build/k612-kulp
 build_modules() {
 	command -v sparse >/dev/null || die "sparse not installed (apt-get install sparse)"
 	rm -rf "$copy" "$kulp"
-	{ mkdir -p "$copy/$mod" && cp Kbuild "$copy/" && cp -R uapi "$copy/" &&
+	{ mkdir -p "$copy/$mod" && cp Kbuild VERSION "$copy/" && cp -R uapi "$copy/" &&
 		cp -R "$mod/." "$copy/$mod/"; } || die "cannot copy the sources to $copy"
 	build "$copy" mroce
 	[ -f "$ko" ] || die "no $ko"

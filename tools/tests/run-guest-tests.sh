@@ -28,6 +28,9 @@
 # it is cleaned up after (MROCE_DMESG_CHECK=0 turns that off), or when the
 # mroce module cannot be unloaded after it.  Every matching kernel line is
 # also collected in $MROCE_RESULTS/kernel-trouble.log, under the test's name.
+# Five seconds before a test's timeout, if it still runs, a hang report
+# goes to its log: every process of the test and every task in D state,
+# each with its kernel stack (/proc/PID/stack) and wait channel.
 #
 # kmemleak (a kernel with /sys/kernel/debug/kmemleak, i.e. the debug lane):
 # boot-time suspects are cleared before the first test; after each test and
@@ -54,7 +57,7 @@ DIAG_LINES=${MROCE_TEST_DIAG_LINES:-200}
 # checkers start with "BUG:" (KASAN, sleeping in atomic context) or
 # "WARNING:" (lockdep, suspicious RCU usage, ODEBUG, refcount_t); the
 # others are listed on their own.
-KERNEL_TROUBLE='(Call Trace:|BUG:|WARNING:|Oops|general protection fault|KASAN|UBSAN:|kernel BUG at|soft lockup|hung_task|blocked for more than|detected stall|refcount_t:|list_(add|del) corruption'
+KERNEL_TROUBLE='(Call Trace:|BUG:|WARNING:|Oops|general protection fault|KASAN|UBSAN:|kernel BUG at|soft lockup|hung_task|blocked for more than|detected (expedited )?stall|refcount_t:|list_(add|del) corruption'
 KERNEL_TROUBLE+='|ODEBUG:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|bad unlock balance|lock held when returning|DEBUG_LOCKS_WARN_ON|trying to register non-static key|sleeping function called from invalid context|scheduling while atomic|leaked reference|unregister_netdevice: waiting)'
 TIMEOUT_SCALE=${MROCE_TEST_TIMEOUT_SCALE:-1}
 KMEMLEAK=/sys/kernel/debug/kmemleak
@@ -178,7 +181,40 @@ test_timeout() {
 	echo "${t:-$DEFAULT_TIMEOUT}"
 }
 
-kmsg_count() { dmesg 2>/dev/null | wc -l; }
+# The kernel log of one test: a marker line goes into it before the test
+# starts, and the test's part is what follows the marker.  Counting lines
+# instead missed everything of a test that clears the log (t-10-device
+# runs dmesg -C): its first lines fell in the count of the old log.  With
+# the marker gone (cleared), the whole log is the test's.
+kmsg_mark() { echo "<6>run-guest-tests: $1" >/dev/kmsg 2>/dev/null; }
+klog_since() {
+	dmesg 2>/dev/null | awk -v m="run-guest-tests: $1" '
+		seen { print; next }
+		index($0, m) { seen = 1; n = 0; next }
+		{ old[++n] = $0 }
+		END { if (!seen) for (i = 1; i <= n; i++) print old[i] }'
+}
+
+# hang_report PGID: what a test that is about to time out is waiting on,
+# for its log: every process of its group (timeout(1)'s) and every task in
+# uninterruptible sleep (D), each with its kernel stack.  A hung test
+# otherwise leaves only its last line of output, and a task in a killable
+# or interruptible wait never trips the hung task detector.
+hang_report() {
+	local p st pg comm
+	echo "# ---- hang report: $(cut -d' ' -f1 /proc/uptime)s after boot, the test's processes and the blocked tasks ----"
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		# /proc/PID/stat: "PID (comm) STATE PPID PGRP ..."; comm may hold spaces
+		read -r st pg < <(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null |
+			awk '{ print $1, $3 }') || continue
+		[ "$pg" = "$1" ] || [ "$st" = D ] || continue
+		comm=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)
+		[ -n "$comm" ] || comm="[$(cat "/proc/$p/comm" 2>/dev/null)]"
+		echo "# pid $p state $st wchan $(cat "/proc/$p/wchan" 2>/dev/null): ${comm:0:200}"
+		sed 's/^/#   /' "/proc/$p/stack" 2>/dev/null
+	done
+}
 
 # ------------------------------------------------------------ kmemleak
 KMEMLEAK_MODE=0
@@ -260,7 +296,8 @@ for t in "${TESTS[@]}"; do
 	logf=$RESULTS/$name.log
 	to=$(($(test_timeout "$t") * TIMEOUT_SCALE))
 	test_env
-	k0=$(kmsg_count)
+	kmark="test $i $name started $(date +%s.%N)"
+	kmsg_mark "$kmark"
 	start=$(date +%s.%N)
 	# on the console too: a guest that dies in a test says which one
 	echo "# $name: started"
@@ -272,6 +309,15 @@ for t in "${TESTS[@]}"; do
 	(cd "$TOP" && exec env -i "${TEST_ENV[@]}" TEST_NAME="$name" \
 		timeout -k 10 "$to" "$t") </dev/null >>"$logf" 2>&1 &
 	pid=$!
+	# a few seconds before timeout(1) kills it: where it hangs
+	(
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		sleep "$((to > 20 ? to - 5 : to))" &
+		s=$!
+		wait "$s" && kill -0 "$pid" 2>/dev/null &&
+			hang_report "$pid" >>"$logf" 2>&1
+	) &
+	watcher=$!
 	if [ "$KMEMLEAK_MODE" = 0 ]; then
 		wait "$pid"
 	else
@@ -285,6 +331,8 @@ for t in "${TESTS[@]}"; do
 	fi
 	rc=$?
 	kill -KILL -- "-$pid" 2>/dev/null
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
 	end=$(date +%s.%N)
 	secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
@@ -308,7 +356,7 @@ for t in "${TESTS[@]}"; do
 
 	# Kernel trouble during the test or its cleanup (rmmod) fails it.
 	if [ "${MROCE_DMESG_CHECK:-1}" = 1 ]; then
-		klog=$(dmesg 2>/dev/null | tail -n +$((k0 + 1)))
+		klog=$(klog_since "$kmark")
 		trouble=$(printf '%s\n' "$klog" | grep -E "$KERNEL_TROUBLE")
 		if [ -n "$trouble" ]; then
 			case "$rc" in 0|77) rc=1 ;; esac

@@ -93,6 +93,10 @@ if [ -n "$others" ]; then
 fi
 
 # ------------------------------------------------------------ install
+# DKMS needs the kernel's headers: the package must pull them in
+check_match "mroce-dkms depends on kernel headers" \
+	'(^|, )linux-headers-amd64 \| linux-headers-generic \| linux-headers(,|$)' \
+	"$(dpkg-deb -f "${debs[0]}" Depends)"
 check "dpkg -i mroce-provider mroce-tools" dpkg -i "${debs[1]}" "${debs[2]}"
 # each line of its output with the seconds since the start
 echo "+ dpkg -i ${debs[0]}"
@@ -115,6 +119,8 @@ check_eq "dkms built for the running kernel only" 1 "$(grep -c "^mroce/$ver, " <
 ko=$(modinfo -n mroce 2>&1)
 check_match "modinfo -n mroce: the DKMS module under updates/dkms" \
 	"^/lib/modules/$KVER/updates/dkms/mroce\.ko" "$ko"
+check_eq "modinfo -F version mroce: the package's version" "$ver" \
+	"$(modinfo -F version mroce 2>&1)"
 check "the rdma-link-mroce alias is in modules.alias" \
 	grep -q '^alias rdma-link-mroce mroce$' "/lib/modules/$KVER/modules.alias"
 check "the provider is installed ($PROVIDER)" test -f "$PROVIDER"

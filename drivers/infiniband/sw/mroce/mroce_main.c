@@ -20,6 +20,10 @@
 MODULE_AUTHOR("mroce developers");
 MODULE_DESCRIPTION("MetaRoCE soft RDMA transport over UDP/IP");
 MODULE_LICENSE("GPL");
+#ifdef MROCE_VERSION
+/* the top-level VERSION file, passed in by the out-of-tree Kbuild */
+MODULE_VERSION(MROCE_VERSION);
+#endif
 
 static char *cc_algo = "metaroce";
 /*
