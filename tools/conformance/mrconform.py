@@ -31,9 +31,12 @@ import collections
 import json
 import os
 import random
+import shutil
 import socket
 import struct
+import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1162,9 +1165,6 @@ def write_pcap(path, trace):
 def decode_exchange(lua, trace, keep_dir, name, limit=60):
     """A failing case's exchange, decoded by the MetaRoCE dissector: TAP
     diagnostic lines.  The pcap stays in keep_dir if given."""
-    import shutil
-    import subprocess
-    import tempfile
     tshark = shutil.which("tshark")
     if not trace:
         return ["# exchange: no packets"]

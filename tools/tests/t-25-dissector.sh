@@ -45,9 +45,9 @@ V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 # per epoch, from their ACKs; under TCG a 100 us epoch rarely holds ACKs of
 # both WRITE QPs (or of one and the epoch after the other's last), and the
 # hint then stays 0 by chance.  A 20 ms epoch spans the two QPs' overlap
-# however the host schedules them.  load_mroce is a no-op when mroce is
-# loaded, hence the parameter file as well.
-load_mroce hint_epoch_us=20000
+# however the host schedules them.  The parameter applies to devices
+# created afterwards (setup_rdma_pair's).
+load_mroce
 echo 20000 >/sys/module/mroce/parameters/hint_epoch_us
 setup_rdma_pair
 OUT=$RDMA_OUTDIR

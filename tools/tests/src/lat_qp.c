@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 	double *us;
 	int gidx, n, i;
 
-	if (argc != 5 || (n = atoi(argv[3])) < 1) {
+	n = argc == 5 ? atoi(argv[3]) : 0;
+	if (n < 1) {
 		fprintf(stderr, "usage: %s DEV GID_INDEX N DONE_FILE\n", argv[0]);
 		return 2;
 	}
