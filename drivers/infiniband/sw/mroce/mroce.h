@@ -55,6 +55,7 @@
 #include <linux/timer.h>
 #include <linux/tracepoint-defs.h>
 #include <linux/xarray.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -171,6 +172,7 @@ enum mroce_counter {
 	MROCE_CNT_RETRY_EXC,
 	MROCE_CNT_RNR_RETRY_EXC,
 	MROCE_CNT_TX_DROP,
+	MROCE_CNT_TX_ROUTE_LOOKUPS,
 	MROCE_CNT_TX_RATE_HINTS,
 	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
@@ -499,6 +501,11 @@ struct mroce_qp {
 
 	/* connection attributes (modify_qp) */
 	struct mroce_av av;
+	/*
+	 * The soft provider's route to @av (RC: every packet of the
+	 * connection goes there); reset when @av changes.
+	 */
+	struct dst_cache route;
 	u16 sport;			/* UDP source port: path 0 entropy */
 	u32 dest_qpn;
 	u32 pmtu;			/* payload bytes per packet */

@@ -210,12 +210,30 @@ static void mroce_soft_detach(struct mroce_dev *mdev)
 	synchronize_rcu();
 }
 
-static int mroce_soft_xmit4(struct mroce_sockset *set, int oif,
-			    const struct mroce_av *av, __be16 sport, u8 ecn,
-			    struct sk_buff *skb)
+/*
+ * The route cache (a QP's, for the connection's address) is keyed by the
+ * address alone.  That is right unless the namespace hashes multipath
+ * routes on the transport ports (policy 1, or 3 with its custom fields):
+ * then each path's source port may leave by another nexthop, and only a
+ * lookup with that port finds it.
+ */
+static bool mroce_route_by_port4(const struct net *net)
+{
+#ifdef CONFIG_IP_ROUTE_MULTIPATH
+	u8 policy = READ_ONCE(net->ipv4.sysctl_fib_multipath_hash_policy);
+
+	return policy == 1 || policy == 3;
+#else
+	return false;
+#endif
+}
+
+static int mroce_soft_xmit4(struct mroce_dev *mdev, struct mroce_sockset *set,
+			    const struct mroce_av *av, struct dst_cache *route,
+			    __be16 sport, u8 ecn, struct sk_buff *skb)
 {
 	struct flowi4 fl4 = {
-		.flowi4_oif = oif,
+		.flowi4_oif = mdev->ndev->ifindex,
 		.daddr = av->daddr.v4.sin_addr.s_addr,
 		.saddr = av->saddr.v4.sin_addr.s_addr,
 		.flowi4_proto = IPPROTO_UDP,
@@ -223,12 +241,22 @@ static int mroce_soft_xmit4(struct mroce_sockset *set, int oif,
 		.fl4_sport = sport,
 		.fl4_dport = htons(udp_port),
 	};
-	struct rtable *rt;
+	struct rtable *rt = NULL;
 	u8 ttl;
 
-	rt = ip_route_output_key(set->net, &fl4);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
+	if (route && mroce_route_by_port4(set->net))
+		route = NULL;
+	/* revalidated: a route or address change makes it miss */
+	if (route)
+		rt = dst_cache_get_ip4(route, &fl4.saddr);
+	if (!rt) {
+		mroce_count(mdev, MROCE_CNT_TX_ROUTE_LOOKUPS, 1);
+		rt = ip_route_output_key(set->net, &fl4);
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		if (route)
+			dst_cache_set_ip4(route, &rt->dst, fl4.saddr);
+	}
 	ttl = av->hop_limit ? av->hop_limit : ip4_dst_hoplimit(&rt->dst);
 	udp_tunnel_xmit_skb(rt, set->sock4->sk, skb, fl4.saddr, fl4.daddr,
 			    (av->tclass & ~INET_ECN_MASK) | ecn, ttl,
@@ -237,12 +265,19 @@ static int mroce_soft_xmit4(struct mroce_sockset *set, int oif,
 }
 
 #if IS_ENABLED(CONFIG_IPV6)
-static int mroce_soft_xmit6(struct mroce_sockset *set, int oif,
-			    const struct mroce_av *av, __be16 sport, u8 ecn,
-			    struct sk_buff *skb)
+static bool mroce_route_by_port6(const struct net *net)
+{
+	int policy = ip6_multipath_hash_policy(net);
+
+	return policy == 1 || policy == 3;
+}
+
+static int mroce_soft_xmit6(struct mroce_dev *mdev, struct mroce_sockset *set,
+			    const struct mroce_av *av, struct dst_cache *route,
+			    __be16 sport, u8 ecn, struct sk_buff *skb)
 {
 	struct flowi6 fl6 = {
-		.flowi6_oif = oif,
+		.flowi6_oif = mdev->ndev->ifindex,
 		.daddr = av->daddr.v6.sin6_addr,
 		.saddr = av->saddr.v6.sin6_addr,
 		.flowi6_proto = IPPROTO_UDP,
@@ -253,15 +288,24 @@ static int mroce_soft_xmit6(struct mroce_sockset *set, int oif,
 	};
 	struct in6_addr saddr = av->saddr.v6.sin6_addr;
 	struct in6_addr daddr = av->daddr.v6.sin6_addr;
-	struct dst_entry *dst;
+	struct dst_entry *dst = NULL;
 	u8 ttl;
 
 	if (!set->sock6)
 		return -EAFNOSUPPORT;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(set->net, set->sock6->sk, &fl6,
-					      NULL);
-	if (IS_ERR(dst))
-		return PTR_ERR(dst);
+	if (route && mroce_route_by_port6(set->net))
+		route = NULL;
+	if (route)
+		dst = dst_cache_get_ip6(route, &saddr);
+	if (!dst) {
+		mroce_count(mdev, MROCE_CNT_TX_ROUTE_LOOKUPS, 1);
+		dst = ipv6_stub->ipv6_dst_lookup_flow(set->net, set->sock6->sk,
+						      &fl6, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		if (route)
+			dst_cache_set_ip6(route, dst, &fl6.saddr);
+	}
 	ttl = av->hop_limit ? av->hop_limit : ip6_dst_hoplimit(dst);
 	/*
 	 * Consumes @skb whatever it returns.  No device for the tunnel
@@ -281,27 +325,26 @@ static int mroce_soft_xmit6(struct mroce_sockset *set, int oif,
 #endif
 
 static int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
-			   u16 sport, u8 ecn, struct sk_buff *skb)
+			   struct dst_cache *route, u16 sport, u8 ecn,
+			   struct sk_buff *skb)
 {
 	struct mroce_sockset *set;
 	int err = -ENODEV;
 
-	int oif = mdev->ndev->ifindex;
-
 	/*
-	 * Out of the device's own netdev: the routing table of the
-	 * namespace alone could pick another interface for the peer.
+	 * Out of the device's own netdev (flowi oif): the routing table of
+	 * the namespace alone could pick another interface for the peer.
 	 */
 	rcu_read_lock_bh();
 	set = READ_ONCE(mdev->xport_priv);
 	if (set) {
 		if (av->family == AF_INET)
-			err = mroce_soft_xmit4(set, oif, av, htons(sport), ecn,
-					       skb);
+			err = mroce_soft_xmit4(mdev, set, av, route,
+					       htons(sport), ecn, skb);
 #if IS_ENABLED(CONFIG_IPV6)
 		else
-			err = mroce_soft_xmit6(set, oif, av, htons(sport), ecn,
-					       skb);
+			err = mroce_soft_xmit6(mdev, set, av, route,
+					       htons(sport), ecn, skb);
 #endif
 	}
 	rcu_read_unlock_bh();

@@ -67,7 +67,9 @@ static int mroce_pkt_emit(struct mroce_qp *qp, const struct mroce_av *av,
 	mroce_qcount(qp, MROCE_CNT_TX_PKTS, 1);
 	mroce_qcount(qp, MROCE_CNT_TX_BYTES, skb->len);
 	trace_mroce_tx(mdev, pi);
-	return xport->xmit(mdev, av, sport, INET_ECN_ECT_0, skb);
+	/* the connection's own address has a route cache; a datagram's not */
+	return xport->xmit(mdev, av, av == &qp->av ? &qp->route : NULL, sport,
+			   INET_ECN_ECT_0, skb);
 
 drop:
 	mroce_count(mdev, MROCE_CNT_TX_DROP, 1);

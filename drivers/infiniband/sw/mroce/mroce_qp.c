@@ -110,6 +110,7 @@ static void mroce_qp_free_queues(struct mroce_qp *qp)
 	kvfree(qp->sq.read_seen);
 	kvfree(qp->rq.slot);
 	kfree(qp->rq.atomic_res);
+	dst_cache_destroy(&qp->route);	/* a no-op if never initialised */
 	/*
 	 * rdma resource show may be listing the QP right now (ib_core waits
 	 * for it only after destroy returns): it looks at paths under
@@ -368,6 +369,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   ib_mtu_enum_to_int(IB_MTU_1024) :
 		   ib_mtu_enum_to_int(mroce_port_mtu(mdev));
 	err = mroce_qp_select_cc(qp, udata);
+	if (!err)
+		err = dst_cache_init(&qp->route, GFP_KERNEL_ACCOUNT);
 	if (err)
 		goto err_queues;
 
@@ -533,8 +536,14 @@ static void mroce_qp_apply_attr(struct mroce_qp *qp,
 		qp->access = attr->qp_access_flags;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
-	if (mask & IB_QP_AV)
+	if (mask & IB_QP_AV) {
+		/*
+		 * The route cache follows.  IB_QP_AV comes with INIT to RTR,
+		 * before the QP sends anything, so no transmit races this.
+		 */
 		qp->av = *av;
+		dst_cache_reset(&qp->route);
+	}
 	if (mask & IB_QP_PATH_MTU)
 		qp->pmtu = min(ib_mtu_enum_to_int(attr->path_mtu),
 			       ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)));

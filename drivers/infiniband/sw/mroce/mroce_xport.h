@@ -16,6 +16,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+struct dst_cache;
 struct mroce_av;
 struct mroce_dev;
 
@@ -41,10 +42,14 @@ struct mroce_xport_ops {
 	/* Send one packet (skb->data at the MetaRoCE header, headroom for
 	 * the outer headers reserved) along @av with UDP source port
 	 * @sport and IP ECN codepoint @ecn.  Consumes @skb.  Softirq or
-	 * process context.
+	 * process context, bottom halves off.  @route, if not NULL, is
+	 * the QP's cache for routes to @av, which the provider may use (and
+	 * must revalidate) instead of a lookup per packet; NULL for
+	 * datagrams, whose address changes per WQE.
 	 */
 	int (*xmit)(struct mroce_dev *mdev, const struct mroce_av *av,
-		    u16 sport, u8 ecn, struct sk_buff *skb);
+		    struct dst_cache *route, u16 sport, u8 ecn,
+		    struct sk_buff *skb);
 };
 
 int mroce_register_offload(struct mroce_xport_ops *ops);
