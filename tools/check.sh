@@ -48,7 +48,7 @@ cd "$top" || exit 1
 stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug k612}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
-: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-61-verbsfuzz}"
+: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-43-zcopy t-61-verbsfuzz}"
 # the 6.12 guest's subset: see "k612" above
 : "${MROCE_K612_CI_TESTS=t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
 failed=()

@@ -173,6 +173,7 @@ enum mroce_counter {
 	MROCE_CNT_RNR_RETRY_EXC,
 	MROCE_CNT_TX_DROP,
 	MROCE_CNT_TX_ROUTE_LOOKUPS,
+	MROCE_CNT_TX_ZCOPY_PKTS,
 	MROCE_CNT_TX_RATE_HINTS,
 	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
@@ -827,6 +828,8 @@ static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 extern unsigned int mroce_num_paths;
 extern unsigned int mroce_qdelay_target_us;
 extern unsigned int mroce_hint_epoch_us;
+#define MROCE_ZCOPY_MIN_DEF	512
+extern unsigned int mroce_zcopy_min;
 void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);
@@ -888,6 +891,12 @@ int mroce_mr_atomic(struct mroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add, u64 *orig);
 int mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 		   u32 nsge, u32 off, void *buf, u32 len, bool to_sgl);
+bool mroce_sgl_can_attach(const struct mroce_sge *sge,
+			  struct mroce_mr *const *mr, u32 nsge, u32 off,
+			  u32 len, unsigned int max_frags);
+int mroce_sgl_attach_skb(const struct mroce_sge *sge,
+			 struct mroce_mr *const *mr, u32 nsge, u32 off,
+			 struct sk_buff *skb, u32 len);
 int mroce_sgl_copy_skb(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 		       u32 nsge, u32 off, struct sk_buff *skb, u32 skb_off,
 		       u32 len);

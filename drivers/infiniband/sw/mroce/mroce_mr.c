@@ -574,6 +574,81 @@ int mroce_sgl_copy_skb(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 }
 
 /*
+ * Zero-copy transmit.  May bytes [@off, @off + @len) of a resolved SGL
+ * go into an skb as at most @max_frags page fragments?  Only user MRs
+ * qualify: their pages are pinned by the umem, and a page reference keeps
+ * one alive as long as a packet needs it.  DMA and fast MRs name kernel
+ * memory, which may be slab and must not be lent to the network stack.
+ */
+bool mroce_sgl_can_attach(const struct mroce_sge *sge,
+			  struct mroce_mr *const *mr, u32 nsge, u32 off,
+			  u32 len, unsigned int max_frags)
+{
+	unsigned int frags = 0;
+	u32 i, n;
+	u64 pos;
+
+	for (i = 0; i < nsge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		if (mr[i]->type != MROCE_MR_USER)
+			return false;
+		n = min(len, sge[i].length - off);
+		pos = sge[i].addr + off - mr[i]->iova + mr[i]->page_offset;
+		frags += DIV_ROUND_UP(offset_in_page(pos) + n, PAGE_SIZE);
+		if (frags > max_frags)
+			return false;
+		len -= n;
+		off = 0;
+	}
+	return !len;
+}
+
+/*
+ * Append bytes [@off, @off + @len) of a resolved SGL, which
+ * mroce_sgl_can_attach() accepted, to @skb as page fragments.  Each holds
+ * a page reference: the packet may outlive its WQE (a clone in a qdisc,
+ * a capture) and the region's deregistration.  The pages remain the
+ * process's to write, so the skb is marked SKBFL_SHARED_FRAG: whatever
+ * would change or checksum the payload in place copies it first.
+ * -EACCES once a region is deregistered (the caller frees @skb and the
+ * references taken so far with it).
+ */
+int mroce_sgl_attach_skb(const struct mroce_sge *sge,
+			 struct mroce_mr *const *mr, u32 nsge, u32 off,
+			 struct sk_buff *skb, u32 len)
+{
+	u32 i, n, c;
+	u64 iova;
+
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	for (i = 0; i < nsge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		if (READ_ONCE(mr[i]->dead))
+			return -EACCES;
+		n = min(len, sge[i].length - off);
+		len -= n;
+		for (iova = sge[i].addr + off; n; iova += c, n -= c) {
+			unsigned int poff;
+			struct page *page = mroce_mr_page(mr[i], iova, &poff);
+
+			c = min_t(u32, n, PAGE_SIZE - poff);
+			get_page(page);
+			skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page,
+					   poff, c);
+			skb_len_add(skb, c);
+		}
+		off = 0;
+	}
+	return len ? -EINVAL : 0;
+}
+
+/*
  * Resolve the lkeys of an SGL for a QP of @pd: take a reference on each
  * region and check the range and @access.  On failure the references
  * taken so far stay in @mr (NULL elsewhere) for the caller to release.

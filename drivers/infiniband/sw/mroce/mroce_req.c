@@ -182,6 +182,21 @@ static int mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
 			      false);
 }
 
+/*
+ * Payload bytes [@off, @off + @len) of @sw without a copy, as fragments
+ * of the MR's pages?  The WQE completes only when the peer acknowledges
+ * the data, and a resend builds a new packet, so the pages need to be
+ * good only as long as the packet lives, which their references see to.
+ */
+static bool mroce_swqe_zcopy(const struct mroce_swqe *sw, u32 off, u32 len)
+{
+	unsigned int min = READ_ONCE(mroce_zcopy_min);
+
+	return min && len >= min && !sw->inline_data &&
+	       mroce_sgl_can_attach(sw->sge, sw->mr, sw->wqe.num_sge, off, len,
+				    MAX_SKB_FRAGS);
+}
+
 /* The UDP source port of path @id in its current generation. */
 static u16 mroce_path_sport(struct mroce_qp *qp, int id)
 {
@@ -316,7 +331,9 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	struct mroce_pkt_info pi = {};
 	struct sk_buff *skb;
 	u32 off, len;
+	bool zcopy;
 	u64 now_us;
+	int err = 0;
 
 	/* a READ chunk's slot of the window starts empty on its first send */
 	if (!retx && (sw->op->mask & MROCE_WR_READ))
@@ -359,17 +376,25 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 		return;
 	}
 	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
-	skb = mroce_pkt_alloc(qp, len);
+	zcopy = mroce_swqe_zcopy(sw, off, len);
+	skb = mroce_pkt_alloc(qp, zcopy ? 0 : len);
 	if (!skb) {
 		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
 		return;		/* the loss timers resend it */
 	}
-	if (len && mroce_swqe_gather(sw, off, skb_put(skb, len), len)) {
+	if (zcopy)
+		err = mroce_sgl_attach_skb(sw->sge, sw->mr, sw->wqe.num_sge,
+					   off, skb, len);
+	else if (len)
+		err = mroce_swqe_gather(sw, off, skb_put(skb, len), len);
+	if (err) {
 		/* deregistered under the WQE: it fails, in order */
 		kfree_skb(skb);
 		mroce_swqe_fail(sw, IB_WC_LOC_PROT_ERR);
 		return;
 	}
+	if (zcopy)
+		mroce_count(qp->mdev, MROCE_CNT_TX_ZCOPY_PKTS, 1);
 	if (retx)
 		mroce_qcount(qp, sw->op->mask & MROCE_WR_READ ?
 			     MROCE_CNT_TX_READ_REREQ : MROCE_CNT_TX_RETX_PKTS, 1);
