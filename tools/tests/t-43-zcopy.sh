@@ -9,6 +9,8 @@
 #             every buffer): with zcopy_min 512 the client's request
 #             packets all go zero-copy (tx_zcopy_pkts); with zcopy_min 0
 #             none do, and the data is right both ways
+#   read      ib_read_bw 64 KiB: the server's READ responses go
+#             zero-copy (its tx_zcopy_pkts)
 #   lifetime  packets outlive their region: ib_write_bw's client is
 #             killed (SIGKILL: its QPs, MRs and memory go at once) while
 #             300 ms of its packets wait in a netem delay on its link.
@@ -54,6 +56,16 @@ echo 0 >$ZMIN
 pingpong copy 18701
 check_eq "zcopy_min 0: every payload copied" 0 "$ZC"
 echo 512 >$ZMIN
+
+# READ responses: the responder's payloads go zero-copy too (20 READs of
+# 64 KiB at path MTU 1024: 1280 responses from the server)
+z0=$(counter "$DEV_S" tx_zcopy_pkts)
+run_pair read 18704 60 \
+	ib_read_bw -d "$DEV_S" -x "$GID_S" -F -p 18704 -s 65536 -n 20 -- \
+	ib_read_bw -d "$DEV_C" -x "$GID_C" -F -p 18704 -s 65536 -n 20 "$ADDR_S"
+pair_ok "ib_read_bw 64 KiB x 20"
+zs=$(( $(counter "$DEV_S" tx_zcopy_pkts) - z0 ))
+check "READ responses went zero-copy ($zs)" test "$zs" -ge 1280
 
 # lifetime
 require "netem delay 300 ms on $CLIENT_NS's link" \

@@ -75,7 +75,7 @@ MODULE_PARM_DESC(hint_epoch_us,
 		 __stringify(MROCE_HINT_EPOCH_US) ")");
 
 /*
- * Zero-copy transmit: request payloads of at least this many bytes from
+ * Zero-copy transmit: request and READ response payloads of at least this many bytes from
  * user MRs go out as page fragments of the MR instead of a copy.  Below
  * it a copy costs less than the page references (and the receiver's
  * fragment walk).
@@ -83,7 +83,7 @@ MODULE_PARM_DESC(hint_epoch_us,
 unsigned int mroce_zcopy_min = MROCE_ZCOPY_MIN_DEF;
 module_param_named(zcopy_min, mroce_zcopy_min, uint, 0644);
 MODULE_PARM_DESC(zcopy_min,
-		 "send request payloads of at least this many bytes from user memory without copying them, 0: always copy (default "
+		 "send request and READ response payloads of at least this many bytes from user memory without copying them, 0: always copy (default "
 		 __stringify(MROCE_ZCOPY_MIN_DEF) ")");
 
 MODULE_PARM_DESC(paths, "paths (UDP source ports) per RC connection, 1..64, taken at QP creation (default 16)");

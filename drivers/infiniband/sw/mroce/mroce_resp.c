@@ -553,7 +553,11 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 {
 	u32 end = s->m.offset + s->m.payload_len, len = min(qp->pmtu, end - s->m.offset);
 	struct mroce_mr *mr = NULL;
+	unsigned int zmin;
+	struct mroce_sge sge;
 	struct sk_buff *skb;
+	bool zcopy;
+	int err = 0;
 
 	*gone = false;
 	if (s->m.msg_len) {
@@ -564,7 +568,14 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 			return NULL;
 		}
 	}
-	skb = mroce_pkt_alloc(qp, len);
+	/* the READ's source as an SGL of one entry: zero-copy if it can */
+	sge.addr = s->m.va + s->m.offset;
+	sge.length = len;
+	sge.lkey = s->m.rkey;
+	zmin = READ_ONCE(mroce_zcopy_min);
+	zcopy = zmin && len >= zmin &&
+		mroce_sgl_can_attach(&sge, &mr, 1, 0, len, MAX_SKB_FRAGS);
+	skb = mroce_pkt_alloc(qp, zcopy ? 0 : len);
 	if (!skb)
 		return NULL;
 	pi->opcode = MROCE_OP_READ_RESP;
@@ -580,12 +591,18 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 		pi->flags |= MROCE_F_LAST;
 	if (s->m.offset + len == end)
 		pi->flags |= MROCE_F_ACK_REQ;
-	if (len && mroce_mr_copy(mr, s->m.rkey, s->m.va + s->m.offset,
-				 skb_put(skb, len), len, false)) {
+	if (zcopy)
+		err = mroce_sgl_attach_skb(&sge, &mr, 1, 0, skb, len);
+	else if (len)
+		err = mroce_mr_copy(mr, s->m.rkey, sge.addr, skb_put(skb, len),
+				    len, false);
+	if (err) {
 		kfree_skb(skb);
 		*gone = true;
 		return NULL;
 	}
+	if (zcopy)
+		mroce_count(qp->mdev, MROCE_CNT_TX_ZCOPY_PKTS, 1);
 	s->m.offset += len;
 	s->m.payload_len -= len;
 	return skb;
