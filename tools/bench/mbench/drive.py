@@ -491,9 +491,9 @@ class Driver:
                     info = dict(toolparse.parse_devinfo(out) or {}, transport=t)
                     rc, out = end.run(["rdma", "link", "show", f"{dev}/1"])
                     nd = toolparse.parse_link_netdev(out)
-                    if nd:
-                        rc, out = end.run(["cat", f"/sys/class/net/{nd}/mtu"])
-                        info.update(netdev=nd, netdev_mtu=int(out) if rc == 0 else None)
+                    if nd:      # (not sysfs: a setns'd process sees init_net's /sys)
+                        rc, out = end.run(["ip", "-o", "link", "show", "dev", nd])
+                        info.update(netdev=nd, netdev_mtu=toolparse.parse_link_mtu(out))
                 except Exception as e:      # the record must not fail the run
                     info = {"transport": t, "error": repr(e)}
                 got.setdefault(name, {})[dev] = info

@@ -148,6 +148,12 @@ def parse_link_netdev(out):
     return m.group(1) if m else None
 
 
+def parse_link_mtu(out):
+    """The MTU in `ip -o link show dev X` ("... mtu 9000 qdisc ..."), or None."""
+    m = re.search(r"\bmtu (\d+)", out or "")
+    return int(m.group(1)) if m else None
+
+
 def failed_status(out):
     """perftest's "Failed status N" (an ibv_wc_status), or None."""
     m = re.search(r"Failed status (\d+)", out or "")

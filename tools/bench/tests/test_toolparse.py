@@ -218,6 +218,13 @@ class PortsAndMtu(unittest.TestCase):
         self.assertEqual(toolparse.parse_link_netdev(out), "veth1")
         self.assertIsNone(toolparse.parse_link_netdev("link mroce1/1 state DOWN\n"))
 
+    def test_link_mtu(self):
+        out = ("7: veth2@if8: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc noqueue state UP "
+               "mode DEFAULT group default qlen 1000\\    link/ether 5a:1e:00:00:00:02 brd "
+               "ff:ff:ff:ff:ff:ff link-netns h1\n")
+        self.assertEqual(toolparse.parse_link_mtu(out), 9000)
+        self.assertIsNone(toolparse.parse_link_mtu('Device "veth9" does not exist.\n'))
+
 
 if __name__ == "__main__":
     unittest.main()
