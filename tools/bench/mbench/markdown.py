@@ -68,8 +68,8 @@ def ports_line(ports):
     seen = []
     for end in ports.values():
         for dev, x in end.items():
-            s = (f"{dev} on {x.get('netdev', '?')} (MTU {x.get('netdev_mtu', '?')}): "
-                 f"active_mtu {x.get('active_mtu', '?')}")
+            s = (f"{dev} on {x.get('netdev') or '?'} (MTU {x.get('netdev_mtu') or '?'}): "
+                 f"active_mtu {x.get('active_mtu') or '?'}")
             if s not in seen:
                 seen.append(s)
     return "* ports (ibv_devinfo): " + ", ".join(seen) + "\n" if seen else ""

@@ -473,19 +473,28 @@ def others(rs):
 def jumbo_mtu(rows, ports):
     """The jumbo path's MTU check: (the smallest MTU seen, whether every
     mroce port reported active_mtu JUMBO_PMTU on a JUMBO_MTU netdev and
-    every mroce perftest run printed JUMBO_PMTU), or (None, None) when the
-    path did not run."""
+    every mroce perftest run printed JUMBO_PMTU, what was wrong), or
+    (None, None, why) when there is nothing to check."""
     r = find_row(rows, "jumbo", "wire", MTU_METRIC)
     pp = [x for end in (ports or {}).values() for x in end.values()
           if x.get("transport") == "mroce"]
-    if not r and not pp:
-        return None, None
     v = r.values.get("mroce") if r else None
     seen = ([v["min"], v["max"]] if v else []) + [x.get("active_mtu") or 0 for x in pp]
-    met = bool(v) and bool(pp) and r.failed.get("mroce") == 0 and \
-        all(x == JUMBO_PMTU for x in seen) and \
-        all(x.get("netdev_mtu") == JUMBO_MTU for x in pp)
-    return (min(seen) if seen else None), met
+    why = []
+    if not v:
+        why.append("no mroce run recorded its path MTU")
+    elif r.failed.get("mroce"):
+        why.append(f"{r.failed['mroce']} mroce runs printed no MTU")
+    if not pp:
+        why.append("no ports.json")
+    if any(x != JUMBO_PMTU for x in seen):
+        why.append(f"MTUs seen {min(seen)}..{max(seen)}")
+    nd = [x.get("netdev_mtu") for x in pp if x.get("netdev_mtu") != JUMBO_MTU]
+    if nd:
+        why.append(f"netdev MTU {nd}")
+    if not r and not pp:
+        return None, None, "; ".join(why)
+    return (min(seen) if seen else None), not why, "; ".join(why)
 
 
 def targets(rows, ports=None):
@@ -530,7 +539,7 @@ def targets(rows, ports=None):
             ">= 0.9", x, x is not None and x >= 0.9)
     jports = (ports or {}).get("jumbo")
     if any(r.path == "jumbo" for r in rows) or jports:
-        mtu, met = jumbo_mtu(rows, jports)
+        mtu, met, _ = jumbo_mtu(rows, jports)
         t.append({"target": f"path MTU {JUMBO_PMTU} on links with MTU >= 4200 (1 guest, veth "
                             f"MTU {JUMBO_MTU}: both ports' active_mtu, every mroce run's QPs)",
                   "goal": f"= {JUMBO_PMTU}", "value": mtu, "met": met})
@@ -580,9 +589,10 @@ def cmd_report(a):
     if a.require_filled and not filled(rows, runs):
         print("bench: table not filled (need mroce, rxe and raw values)", file=sys.stderr)
         return 1
-    if a.require_filled and "jumbo" in runs and not jumbo_mtu(rows, ports.get("jumbo"))[1]:
+    _, met, why = jumbo_mtu(rows, ports.get("jumbo"))
+    if a.require_filled and "jumbo" in runs and not met:
         print(f"bench: jumbo path: not every mroce port and run had path MTU {JUMBO_PMTU} "
-              f"on MTU {JUMBO_MTU} (see the table's wire rows and jumbo/ports.json)",
-              file=sys.stderr)
+              f"on MTU {JUMBO_MTU}: {why} (see the table's wire rows and "
+              "single/jumbo/ports.json)", file=sys.stderr)
         return 1
     return 0

@@ -339,8 +339,14 @@ class Jumbo(unittest.TestCase):
             t = [t for t in report.targets(bad_rows, bad_ports)
                  if t["target"].startswith("path MTU")][0]
             self.assertFalse(t["met"], bad_ports)
-        self.assertEqual(report.jumbo_mtu(report.Rows(self.runs(2048), {}).build(),
-                                          ports())[0], 2048)
+        self.assertEqual(report.jumbo_mtu(report.Rows(self.runs(2048), {}).build(), ports()),
+                         (2048, False, "MTUs seen 2048..4096"))
+        self.assertEqual(report.jumbo_mtu(rows, ports(netdev_mtu=None)),
+                         (4096, False, "netdev MTU [None, None]"))
+        self.assertEqual(report.jumbo_mtu(rows, ports()), (4096, True, ""))
+        self.assertEqual(markdown.ports_line(ports(netdev_mtu=None)),
+                         "* ports (ibv_devinfo): mroce2 on veth2 (MTU ?): active_mtu 4096, "
+                         "mroce1 on veth1 (MTU ?): active_mtu 4096\n")
         # without the jumbo path: no jumbo targets (the golden run has none)
         single = report.Rows({"single": self.runs()["single"]}, {}).build()
         self.assertFalse([t for t in report.targets(single) if "9000" in t["target"]
@@ -392,7 +398,8 @@ class Jumbo(unittest.TestCase):
         for runs, jp in ((self.runs(1024), ports()), (self.runs(), ports(mtu=1024))):
             rc, md, js, err = self.report(runs, jp)
             self.assertEqual(rc, 1)
-            self.assertIn("jumbo path: not every mroce port and run had path MTU 4096", err)
+            self.assertIn("jumbo path: not every mroce port and run had path MTU 4096 on "
+                          "MTU 9000: MTUs seen 1024..4096", err)
             self.assertRegex(md, r"\| path MTU 4096 on links .* \| = 4096 \| 1024 \| \*\*no\*\* \|")
 
 
