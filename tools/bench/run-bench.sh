@@ -307,7 +307,7 @@ fi
 
 # ------------------------------------------------------------- single
 if [[ ,$PATHS, =~ ,(single|jumbo|loop), ]]; then
-	say "single/jumbo/loop: booting one guest (2 vCPUs: netns h1/h2 over veth at MTU 1500, then 9000, then loopback)"
+	say "single/jumbo/loop: booting one guest, 2 vCPUs (in this order: single = netns h1/h2 over veth, jumbo = the same at MTU 9000, loop = loopback devices; here: $PATHS)"
 	set +e
 	"$VM" --batch --smp 2 --timeout "$TIMEOUT" --results "$OUT/single" \
 		-- "$HERE/guest.sh" single "${DRIVE[@]}" 2>&1 | tee "$OUT/single.console"
