@@ -57,7 +57,7 @@ def parser():
     g.add_argument("--gid-prefix", default=GID_PREFIX)
     g.add_argument("--idle-timeout", type=float, default=300)
     d = sub.add_parser("drive")
-    d.add_argument("--mode", choices=("pair", "single", "loop"), required=True)
+    d.add_argument("--mode", choices=("pair", "single", "jumbo", "loop"), required=True)
     d.add_argument("--results", default="/results")
     d.add_argument("--gid-prefix", default=GID_PREFIX)
     d.add_argument("--repeat", type=int, default=3)

@@ -12,7 +12,11 @@
 #   pair-b   guest B, 198.51.100.2: the same devices, then
 #            `bench.py drive --mode pair` (clients; writes /results/runs.jsonl)
 #   single   one guest: netns h1/h2 joined by veth (tools/guest/topo.sh),
-#            mroce1 on veth1, mroce2 on veth2, `bench.py drive --mode single`
+#            mroce1 on veth1, mroce2 on veth2, `bench.py drive --mode single`;
+#            then (path "jumbo") the same with both veth ends at MTU 9000 and
+#            the devices re-created on them: their ports must report
+#            active_mtu 4096, `bench.py drive --mode jumbo`; then (path
+#            "loop") rxe0 and mroce0 on dummy0
 #
 # MROCE_BENCH_BIN (set by run-bench.sh) holds the run's copies of mroce.ko,
 # the libmroce provider and udp_pingpong.
@@ -24,6 +28,7 @@ HERE=$(cd "$(dirname "$0")" && pwd -P)
 BIN=${MROCE_BENCH_BIN:?MROCE_BENCH_BIN is not set (run tools/bench/run-bench.sh)}
 PY=/usr/bin/python3
 export RDMAV_DRIVERS=$BIN/libmroce
+JUMBO_MTU=9000 JUMBO_PMTU=4096	# mbench/common.py's
 
 [ "${MROCE_IN_GUEST:-0}" = 1 ] || { echo "guest.sh: runs only in the bench guest" >&2; exit 2; }
 
@@ -76,24 +81,71 @@ pair-a | pair-b)
 	exec "$PY" "$HERE/bench.py" drive --mode pair --pingpong "$BIN/udp_pingpong" "$@"
 	;;
 single)
-	# Two paths in this guest, each only if MROCE_BENCH_PATHS names it:
-	# "single" (netns h1/h2 over veth) and "loop" (one rxe0 and one mroce0
-	# on dummy0 in the root netns, client and server QPs on the same device).
-	paths=,${MROCE_BENCH_PATHS:-single,loop},
+	# Three paths in this guest, each only if MROCE_BENCH_PATHS names it:
+	# "single" (netns h1/h2 over veth), "jumbo" (the same at MTU 9000) and
+	# "loop" (one rxe0 and one mroce0 on dummy0 in the root netns, client
+	# and server QPs on the same device).
+	paths=,${MROCE_BENCH_PATHS:-single,jumbo,loop},
 	load_modules
 	rc=0
-	if [[ $paths == *,single,* ]]; then
+	if [[ $paths == *,single,* || $paths == *,jumbo,* ]]; then
 		# shellcheck source=../guest/topo.sh
 		. "$MROCE_TOP/tools/guest/topo.sh"
 		topo_pair
 		ip netns exec h1 rdma link add mroce1 type mroce netdev veth1
 		ip netns exec h2 rdma link add mroce2 type mroce netdev veth2
 		record_env
+	fi
+	if [[ $paths == *,single,* ]]; then
 		ip netns exec h1 ethtool -k veth1 2>/dev/null |
 			grep -E '^(generic-segmentation|generic-receive|tcp-segmentation)' >>/results/guest-env.txt || true
 		say "single: mroce1 on veth1 (h1, 192.0.2.1), mroce2 on veth2 (h2, 192.0.2.2)"
 		"$PY" "$HERE/bench.py" drive --mode single --pingpong "$BIN/udp_pingpong" "$@" \
 			${MROCE_BENCH_SINGLE_VERBS:+--verbs "$MROCE_BENCH_SINGLE_VERBS"} || rc=1
+	fi
+	if [[ $paths == *,jumbo,* ]]; then
+		# The same veth pair at MTU $JUMBO_MTU: the devices go, the MTU
+		# changes, the devices come back (created on a jumbo netdev, as on
+		# a jumbo NIC).  A port at >= 4200 must offer path MTU 4096.
+		mkdir -p /results/jumbo
+		ip netns exec h1 rdma link delete mroce1
+		ip netns exec h2 rdma link delete mroce2
+		ip -n h1 link set veth1 mtu "$JUMBO_MTU"
+		ip -n h2 link set veth2 mtu "$JUMBO_MTU"
+		ip netns exec h1 rdma link add mroce1 type mroce netdev veth1
+		ip netns exec h2 rdma link add mroce2 type mroce netdev veth2
+		bad=
+		for p in "h1 mroce1 veth1" "h2 mroce2 veth2"; do
+			read -r ns dev nd <<<"$p"
+			{
+				echo "== $ns: ip link show $nd"
+				ip -n "$ns" link show "$nd"
+				echo "== $ns: rdma link show $dev/1"
+				ip netns exec "$ns" rdma link show "$dev/1"
+				echo "== $ns: ibv_devinfo -d $dev"
+				ip netns exec "$ns" ibv_devinfo -d "$dev"
+			} >>/results/jumbo/devinfo.txt 2>&1
+			# (a new device's port may take a moment to come up)
+			mtu=
+			for _ in $(seq 50); do
+				mtu=$(ip netns exec "$ns" ibv_devinfo -d "$dev" 2>/dev/null |
+					sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
+				[ "$mtu" = "$JUMBO_PMTU" ] && break
+				sleep 0.2
+			done
+			say "jumbo: $dev on $nd (MTU $(ip -n "$ns" -o link show "$nd" |
+				sed -n 's/.* mtu \([0-9]*\).*/\1/p')): active_mtu ${mtu:-?}"
+			[ "$mtu" = "$JUMBO_PMTU" ] || bad="$bad $dev:${mtu:-none}"
+		done
+		if [ -n "$bad" ]; then
+			say "jumbo: FAILED: active_mtu not $JUMBO_PMTU on MTU $JUMBO_MTU:$bad (see jumbo/devinfo.txt); not measured"
+			rc=1
+		else
+			say "jumbo: mroce1 on veth1 (h1, 192.0.2.1), mroce2 on veth2 (h2, 192.0.2.2), MTU $JUMBO_MTU"
+			"$PY" "$HERE/bench.py" drive --mode jumbo --results /results/jumbo \
+				--pingpong "$BIN/udp_pingpong" "$@" \
+				${MROCE_BENCH_SINGLE_VERBS:+--verbs "$MROCE_BENCH_SINGLE_VERBS"} || rc=1
+		fi
 	fi
 	if [[ $paths == *,loop,* ]]; then
 		ip link add dummy0 type dummy

@@ -8,7 +8,7 @@
 # Usage: tools/bench/run-bench.sh [OPTIONS]
 #        make bench [BENCH_ARGS="OPTIONS"]
 #
-# Three paths, one after the other:
+# Four paths, one after the other:
 #   pair    two guests, one vCPU each, joined by a virtio-net NIC on a qemu
 #           dgram netdev over AF_UNIX sockets (198.51.100.1/.2).  Both guests
 #           have rdma_rxe (rxe0) and mroce (mroce0) on that NIC in the root
@@ -22,6 +22,11 @@
 #           This is the one place both run in one guest with pinned CPUs.
 #   single  the same guest, netns h1/h2 joined by veth: mroce and raw
 #           TCP/UDP (rxe cannot run between netns).
+#   jumbo   the same guest and scenarios as single, both veth ends at MTU
+#           9000 and the mroce devices re-created on them: their ports must
+#           report active_mtu 4096 (checked, else the path fails) and every
+#           perftest run its path MTU (recorded; the report fails the run
+#           when one is not 4096).  Adds about 2-3 min.
 #   In the one guest the server is pinned to CPU 0 and the client to CPU 1
 #   (taskset semantics) for every test.
 # Scenarios (per path): ib_write_bw / ib_send_bw / ib_read_bw at 64 B, 4 KiB,
@@ -64,13 +69,13 @@
 #   --lat-iters N      latency iterations (default 500)
 #   --sizes LIST       bw message sizes (default 64,4k,64k)
 #   --verbs LIST       bw verbs (default write,send,read)
-#   --single-verbs LIST  bw verbs on the single path (default write; the
+#   --single-verbs LIST  bw verbs on the single and jumbo paths (default write; the
 #                      target there is write_bw vs TCP; "" = --verbs)
 #   --lat-verbs LIST   latency verbs (default write,send; "" for none)
 #   --loss LIST        loss rates in % (default 0.1,1,5,10; "" for none)
 #   --loss-lat LIST    loss rates in % of the write_lat tail runs (default
 #                      1,5; "" for none; repeated --loss-repeat times)
-#   --paths LIST       pair,loop,single (default all three)
+#   --paths LIST       pair,loop,single,jumbo (default all four)
 #   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536',
 #                      'bottleneck' for the congestion scenario alone)
 #   --bottleneck-repeat N  repetitions of the congestion scenario (default 1;
@@ -97,14 +102,15 @@
 #
 # Output (in the results folder): summary.md (the table, also printed),
 # summary.json (rows, every run, targets, metadata), charts/*.png,
-# meta.json, hostmon.jsonl, pair-a/ pair-b/ single/ single/loop/ (the guests' /results:
+# meta.json, hostmon.jsonl, pair-a/ pair-b/ single/ single/jumbo/ single/loop/ (the guests' /results:
 # runs.jsonl, plan.json, guest-env.txt, stats-*.txt, dmesg.log), *.console (guest
 # consoles), bin/ (the mroce.ko and provider copies that were measured).
 # build/bench/latest points at the newest folder.
 #
 # Exit status: 0 when the table is filled (pair: mroce, rxe and a raw value
 # in one row, or, when only the bottleneck ran, goodput for each of its
-# variants; single only: mroce and raw), 1 otherwise, 2 on bad usage.
+# variants; single only: mroce and raw; jumbo: also path MTU 4096 on both
+# ports and in every mroce run), 1 otherwise, 2 on bad usage.
 set -euo pipefail
 
 ME=run-bench
@@ -120,7 +126,7 @@ usage() { sed -n '4,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0
 SMOKE=0 REPEAT=3 LOSS_REPEAT=1 DURATION=3 MARGIN=1 LAT_ITERS=500 NICE=0
 LOSS_DURATION=4 SINGLE_VERBS=write
 SIZES=64,4k,64k VERBS=write,send,read LAT_VERBS=write,send LOSS=0.1,1,5,10 LOSS_LAT=1,5
-PATHS=pair,loop,single ONLY='' OUT='' TIMEOUT=1500 CHARTS=1
+PATHS=pair,loop,single,jumbo ONLY='' OUT='' TIMEOUT=1500 CHARTS=1
 BN_REPEAT=1 BN_DURATION=20 BN_RATE=30mbit BN_MARK=1ms BN_LIMIT=100 BN_CC=metaroce,none
 
 # shellcheck disable=SC2086  # BENCH_ARGS is a word list on purpose
@@ -174,7 +180,10 @@ done
 if ! [[ $MARGIN =~ ^[0-9]+$ ]] || [ $((DURATION - 2 * MARGIN)) -lt 1 ]; then
 	die "--duration must exceed 2 * --margin"
 fi
-[[ ,$PATHS, =~ ,(pair|single|loop), ]] || die "--paths wants pair, loop and/or single"
+[[ ,$PATHS, =~ ,(pair|single|loop|jumbo), ]] || die "--paths wants pair, loop, single and/or jumbo"
+for p in ${PATHS//,/ }; do
+	[[ $p =~ ^(pair|single|loop|jumbo)$ ]] || die "--paths: unknown path $p"
+done
 export MROCE_BENCH_PATHS=$PATHS MROCE_BENCH_SINGLE_VERBS=$SINGLE_VERBS
 
 # ------------------------------------------------------------- the tree
@@ -265,7 +274,8 @@ trap 'exit 143' TERM
 mkdir -p "$OUT/pair-a" "$OUT/pair-b" "$OUT/single"
 rm -f "$OUT/.stop"
 "$PY" "$HERE/bench.py" hostmon --out "$OUT/hostmon.jsonl" --tag "$OUT" \
-	--stop-file "$OUT/.stop" "$OUT/pair-b/ev" "$OUT/single/ev" "$OUT/single/loop/ev" &
+	--stop-file "$OUT/.stop" "$OUT/pair-b/ev" "$OUT/single/ev" "$OUT/single/jumbo/ev" \
+	"$OUT/single/loop/ev" &
 HMPID=$!
 
 RC=0
@@ -296,14 +306,14 @@ if [[ ,$PATHS, == *,pair,* ]]; then
 fi
 
 # ------------------------------------------------------------- single
-if [[ ,$PATHS, == *,single,* || ,$PATHS, == *,loop,* ]]; then
-	say "single/loop: booting one guest (2 vCPUs: netns h1/h2 over veth, then loopback)"
+if [[ ,$PATHS, =~ ,(single|jumbo|loop), ]]; then
+	say "single/jumbo/loop: booting one guest, 2 vCPUs (in this order: single = netns h1/h2 over veth, jumbo = the same at MTU 9000, loop = loopback devices; here: $PATHS)"
 	set +e
 	"$VM" --batch --smp 2 --timeout "$TIMEOUT" --results "$OUT/single" \
 		-- "$HERE/guest.sh" single "${DRIVE[@]}" 2>&1 | tee "$OUT/single.console"
 	src=${PIPESTATUS[0]}
 	set -e
-	[ "$src" = 0 ] || { say "single/loop: guest exited $src"; RC=1; }
+	[ "$src" = 0 ] || { say "single/jumbo/loop: guest exited $src"; RC=1; }
 fi
 
 touch "$OUT/.stop"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from .bottleneck import curve_at, flow_bytes
-from .common import RXE_PATHS, VERBS, bn_variant
+from .common import JUMBO_MTU, RXE_PATHS, VERBS, bn_variant
 from .markdown import PATH_TITLE, TNAME, bn_title
 
 TERM_CAIRO = "set terminal pngcairo size 900,560 noenhanced font ',10'"
@@ -78,7 +78,8 @@ def chart_files(dd, runs, rows, loss_size, term=TERM_CAIRO):
                 fn = f"{dd}/loss-{len(data)}.dat"
                 data[fn] = "".join(f"{levels.index(p[0])} {p[0]:g} {p[1]} {p[2]} {p[3]}\n"
                                    for p in sorted(pts))
-                where = "2 guests" if path == "pair" else "1 guest veth"
+                where = {"pair": "2 guests", "jumbo": f"1 guest veth MTU {JUMBO_MTU}"}.get(
+                    path, "1 guest veth")
                 plots.append(f"'{fn}' using 1:3:4:5:xtic(2) with yerrorlines "
                              f"title '{TNAME[t]} ({where})'")
     if plots:

@@ -11,7 +11,11 @@ SINGLE_SRV = "192.0.2.1"
 LOOP_ADDR = "203.0.113.1"
 # the paths with rdma_rxe (it works in init_net only: not over veth)
 RXE_PATHS = ("pair", "loop")
-PATHS = ("pair", "loop", "single")
+PATHS = ("pair", "loop", "single", "jumbo")
+# jumbo: the single path's veth pair with both ends at this MTU, on which
+# mroce's ports report (and its QPs use) a path MTU of 4096
+JUMBO_MTU = 9000
+JUMBO_PMTU = 4096
 VERBS = ("write", "send", "read")
 GID_PREFIX = "0000:0000:0000:0000:0000:ffff:"     # IPv4-mapped
 EVENT_PHASES = ("start", "w0", "w1", "end")

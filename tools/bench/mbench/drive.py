@@ -88,7 +88,7 @@ class Driver:
             self.addr = LOOP_ADDR
             self.cpu_ends = [("guest", self.cli)]
             self.netem = (self.cli, "dummy0")
-        else:
+        else:       # single, jumbo: the same veth pair (jumbo: at JUMBO_MTU)
             self.cli = LocalEnd("h2", 1 if os.cpu_count() > 1 else None)
             self.srv = LocalEnd("h1", 0)
             self.srv_gid = {"mroce1": gid_index("mroce1", a.gid_prefix)}
@@ -288,6 +288,9 @@ class Driver:
         if kind in ("bw", "lat"):
             rec["counters"] = {"client": counter_delta(c0[0], self.cli.counters(cdev)),
                                "server": counter_delta(c0[1], self.srv.counters(sdev))}
+            # the path MTU each side's QP was modified to (perftest takes
+            # the port's active_mtu)
+            rec["mtu"], rec["server_mtu"] = toolparse.parse_mtu(cout), toolparse.parse_mtu(sout)
         if w0 and w1:
             rec["cpu"] = {n: cpu_delta(x, y) for (n, x), (_, y) in zip(w0, w1)}
         if kind == "bw":
@@ -472,7 +475,37 @@ class Driver:
                         rc, out = 1, repr(e)
                     f.write(f"== {name}: {' '.join(argv)} (rc {rc})\n{out}\n")
 
+    def ports(self):
+        """Each RDMA device's port as the verbs see it (ibv_devinfo: state,
+        active_mtu) and its netdev with that netdev's MTU, both ends ->
+        ports.json, for the report (the jumbo path's MTU check)."""
+        ends = [("client", self.cli, 1), ("server", self.srv, 0)]
+        if self.a.mode == "loop":
+            ends = ends[:1]
+        got = {}
+        for name, end, i in ends:
+            for t, devs in self.dev.items():
+                dev = devs[i]
+                try:
+                    rc, out = end.run(["ibv_devinfo", "-d", dev])
+                    info = dict(toolparse.parse_devinfo(out) or {}, transport=t)
+                    rc, out = end.run(["rdma", "link", "show", f"{dev}/1"])
+                    nd = toolparse.parse_link_netdev(out)
+                    if nd:      # (not sysfs: a setns'd process sees init_net's /sys)
+                        rc, out = end.run(["ip", "-o", "link", "show", "dev", nd])
+                        info.update(netdev=nd, netdev_mtu=toolparse.parse_link_mtu(out))
+                except Exception as e:      # the record must not fail the run
+                    info = {"transport": t, "error": repr(e)}
+                got.setdefault(name, {})[dev] = info
+        with open(f"{self.a.results}/ports.json", "w") as f:
+            json.dump(got, f, indent=1)
+        log("ports: " + "; ".join(f"{n} {d}: active_mtu {x.get('active_mtu')} on "
+                                  f"{x.get('netdev')} (MTU {x.get('netdev_mtu')})"
+                                  for n, ds in got.items() for d, x in ds.items()))
+        return got
+
     def run(self):
+        self.ports()
         self.stats("before")
         plan = make_plan(self.a)
         log(f"{self.a.mode}: {len(plan)} runs")

@@ -2,12 +2,14 @@
 """summary.md: the run's metadata, one table per path, the bottleneck's
 table, the targets; from report.Row objects."""
 
-from .common import RXE_PATHS, fmt, size_label
+from .common import JUMBO_MTU, RXE_PATHS, fmt, size_label
 
 PATH_TITLE = {"pair": "2 guests, 1 vCPU each, virtio-net over a qemu dgram (AF_UNIX) link",
               "loop": "1 guest, 2 vCPUs, same-device loopback (rxe0 and mroce0 on dummy0; rxe short-cuts "
                       "its loopback, mroce goes through UDP on lo)",
-              "single": "1 guest, 2 vCPUs, veth between two netns (rxe cannot: init_net only)"}
+              "single": "1 guest, 2 vCPUs, veth between two netns (rxe cannot: init_net only)",
+              "jumbo": f"1 guest, 2 vCPUs, veth between two netns at MTU {JUMBO_MTU} (jumbo: "
+                       "path MTU 4096; rxe cannot: init_net only)"}
 TNAME = {"mroce": "mroce", "rxe": "rdma_rxe", "tcp": "TCP (iperf3)", "udp": "UDP (≤1472 B)"}
 BN_NAME = {"rxe": "rdma_rxe"}
 
@@ -60,9 +62,24 @@ def header(meta):
         ""]
 
 
-def path_table(path, rows):
+def ports_line(ports):
+    """The ports a path's driver saw (ports.json): device, netdev and its
+    MTU, the port's active_mtu; "" without them."""
+    seen = []
+    for end in ports.values():
+        for dev, x in end.items():
+            s = (f"{dev} on {x.get('netdev') or '?'} (MTU {x.get('netdev_mtu') or '?'}): "
+                 f"active_mtu {x.get('active_mtu') or '?'}")
+            if s not in seen:
+                seen.append(s)
+    return "* ports (ibv_devinfo): " + ", ".join(seen) + "\n" if seen else ""
+
+
+def path_table(path, rows, ports=None):
     tr = ["mroce", "rxe", "tcp", "udp"] if path in RXE_PATHS else ["mroce", "tcp", "udp"]
     L = [f"## {PATH_TITLE[path]}\n"]
+    if ports:
+        L.append(ports_line(ports))
     hdr = ["scenario", "metric"] + [TNAME[t] for t in tr]
     if path in RXE_PATHS:
         hdr.append("mroce/rxe")
@@ -89,10 +106,10 @@ def markdown(meta, rows, targets):
     L = ["# mroce bench: mroce vs rdma_rxe vs kernel TCP/UDP\n"]
     if meta:
         L += header(meta)
-    for path in ("pair", "loop", "single"):
+    for path in ("pair", "loop", "single", "jumbo"):
         pr = [r for r in rows if r.path == path and r.group != "bottleneck"]
         if pr:
-            L += path_table(path, pr)
+            L += path_table(path, pr, (meta or {}).get("ports", {}).get(path))
     L += bottleneck_markdown([r for r in rows if r.group == "bottleneck"])
     L.append("## Targets\n")
     L.append("| target | goal | measured | met |")

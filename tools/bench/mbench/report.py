@@ -14,9 +14,13 @@ import sys
 from dataclasses import dataclass, field
 
 from . import bottleneck
-from .common import PATHS, RXE_PATHS, VERBS, bn_variant, parse_event, size_label
+from .common import (JUMBO_MTU, JUMBO_PMTU, PATHS, RXE_PATHS, VERBS, bn_variant, parse_event,
+                     size_label)
 
-GROUPS = ("bw", "lat", "loss", "cpu", "bottleneck")     # the table's order
+GROUPS = ("bw", "lat", "loss", "cpu", "wire", "bottleneck")     # the table's order
+# the wire rows: what the QPs really used
+MTU_METRIC = "path MTU (perftest's Mtu line, every run)"
+PKT_METRIC = "bytes per sent packet (client's tx_bytes / tx_pkts: payload + MetaRoCE header)"
 # the latency rows: perftest's ib_*_lat and udp_pingpong print all four
 LAT_METRICS = (("t_typical", "latency typical"), ("t_avg", "latency average"),
                ("p99", "latency p99"), ("p999", "latency p99.9"))
@@ -28,7 +32,7 @@ WC_STATUS = {5: "IBV_WC_WR_FLUSH_ERR", 9: "IBV_WC_REM_INV_REQ_ERR", 10: "IBV_WC_
 
 @dataclass
 class Row:
-    path: str                   # pair, loop, single
+    path: str                   # pair, loop, single, jumbo
     group: str                  # one of GROUPS
     metric: str
     unit: str
@@ -60,7 +64,9 @@ class Row:
 
     @property
     def scenario(self):
-        if self.group in ("bw", "cpu"):
+        if self.group == "wire" and self.size is None:
+            return "all perftest runs"
+        if self.group in ("bw", "cpu", "wire"):
             return f"{self.verb}_bw {self.size} B"
         if self.group == "lat":
             return f"{self.verb}_lat {self.size} B"
@@ -78,6 +84,8 @@ class Row:
             return k + (self.loss, 0, "")
         if self.group == "bottleneck":
             return k + (self.order, 0, "")
+        if self.group == "wire":        # the MTU (all runs) first
+            return k + (0 if self.size is None else 1, 0, self.metric)
         return k + (0, 0, self.metric)
 
     def to_json(self):
@@ -161,11 +169,13 @@ def host_other(hostmon, path_dir, rid):
 
 
 # the results folder: path -> folder of its guest's /results
-PATH_DIRS = (("pair", "pair-b"), ("single", "single"), ("loop", "single/loop"))
+PATH_DIRS = (("pair", "pair-b"), ("single", "single"), ("jumbo", "single/jumbo"),
+             ("loop", "single/loop"))
 
 
 def load_results(out):
-    """meta.json and the runs of each path, each run with its host_other."""
+    """meta.json and the runs of each path, each run with its host_other;
+    the ports each path's driver saw (ports.json) in meta["ports"]."""
     meta = {}
     try:
         with open(f"{out}/meta.json") as f:
@@ -180,6 +190,11 @@ def load_results(out):
             for x in r:
                 x["host_other"] = host_other(hostmon, os.path.basename(d), x["id"])
             runs[path] = r
+        try:
+            with open(f"{out}/{d}/ports.json") as f:
+                meta.setdefault("ports", {})[path] = json.load(f)
+        except (OSError, ValueError):
+            pass
     return meta, runs
 
 
@@ -319,6 +334,28 @@ class Rows:
             self.add(path, "cpu", "guest CPU total per GB", "CPU-s/GB",
                      {t: v[1] for t, v in cpu.items()}, "tcp", better="lower",
                      verb="write", size=loss_size)
+        self.wire_rows(path, tr)
+
+    def wire_rows(self, path, tr):
+        """What the QPs used: the path MTU perftest printed (every bw and
+        lat run that recorded it, failed ones too: it is set up before the
+        test), and for mroce the bytes per packet its client sent during
+        the lossless write_bw LOSS_SIZE runs (the device's hw_counters; not
+        on loop, where client and server share the device)."""
+        loss_size = self.params.get("loss_size", 65536)
+        runs = [r for r in self.runs[path] if r["kind"] in ("bw", "lat") and "mtu" in r]
+        if runs:
+            self.add(path, "wire", MTU_METRIC, "B",
+                     {t: [r["mtu"] for r in runs if r["transport"] == t] for t in tr})
+        per = []
+        if path == "loop":      # one device: its tx counts the responder's ACKs too
+            return
+        for r in ok(self.sel(path, kind="bw", verb="write", size=loss_size, transport="mroce")):
+            c = (r.get("counters") or {}).get("client") or {}
+            if r.get("loss") in (None, 0.0) and c.get("tx_pkts") and c.get("tx_bytes"):
+                per.append(c["tx_bytes"] / c["tx_pkts"])
+        if per:
+            self.add(path, "wire", PKT_METRIC, "B", {"mroce": per}, verb="write", size=loss_size)
 
     def bottleneck_rows(self, runs):
         """The bottleneck scenario's rows: one column per variant
@@ -433,8 +470,36 @@ def others(rs):
     return spread([r["host_other"] for r in rs if r.get("host_other") is not None])
 
 
-def targets(rows):
-    """The issue's targets, evaluated on medians."""
+def jumbo_mtu(rows, ports):
+    """The jumbo path's MTU check: (the smallest MTU seen, whether every
+    mroce port reported active_mtu JUMBO_PMTU on a JUMBO_MTU netdev and
+    every mroce perftest run printed JUMBO_PMTU, what was wrong), or
+    (None, None, why) when there is nothing to check."""
+    r = find_row(rows, "jumbo", "wire", MTU_METRIC)
+    pp = [x for end in (ports or {}).values() for x in end.values()
+          if x.get("transport") == "mroce"]
+    v = r.values.get("mroce") if r else None
+    seen = ([v["min"], v["max"]] if v else []) + [x.get("active_mtu") or 0 for x in pp]
+    why = []
+    if not v:
+        why.append("no mroce run recorded its path MTU")
+    elif r.failed.get("mroce"):
+        why.append(f"{r.failed['mroce']} mroce runs printed no MTU")
+    if not pp:
+        why.append("no ports.json")
+    if any(x != JUMBO_PMTU for x in seen):
+        why.append(f"MTUs seen {min(seen)}..{max(seen)}")
+    nd = [x.get("netdev_mtu") for x in pp if x.get("netdev_mtu") != JUMBO_MTU]
+    if nd:
+        why.append(f"netdev MTU {nd}")
+    if not r and not pp:
+        return None, None, "; ".join(why)
+    return (min(seen) if seen else None), not why, "; ".join(why)
+
+
+def targets(rows, ports=None):
+    """The issue's targets, evaluated on medians.  PORTS: meta["ports"]
+    (the jumbo path's rows are listed only when it ran)."""
     t = []
 
     def one(name, goal, got, met):
@@ -472,6 +537,21 @@ def targets(rows):
         x = v["median"] if v else None
         one(f"goodput at 1 % loss >= 90 % of lossless ({'2 guests' if path == 'pair' else '1 guest'})",
             ">= 0.9", x, x is not None and x >= 0.9)
+    jports = (ports or {}).get("jumbo")
+    if any(r.path == "jumbo" for r in rows) or jports:
+        mtu, met, _ = jumbo_mtu(rows, jports)
+        t.append({"target": f"path MTU {JUMBO_PMTU} on links with MTU >= 4200 (1 guest, veth "
+                            f"MTU {JUMBO_MTU}: both ports' active_mtu, every mroce run's QPs)",
+                  "goal": f"= {JUMBO_PMTU}", "value": mtu, "met": met})
+        r = find_row(rows, "jumbo", "bw", "throughput", **bw64k)
+        x = r and ratio(r.values.get("mroce"), r.values.get("tcp"))
+        one(f"write_bw 64 KiB >= 0.5x kernel TCP (1 guest, veth MTU {JUMBO_MTU})", ">= 0.5", x,
+            x is not None and x >= 0.5)
+        r = find_row(rows, "jumbo", "loss", "goodput / lossless", loss=1)
+        v = r and r.values.get("mroce")
+        x = v["median"] if v else None
+        one(f"goodput at 1 % loss >= 90 % of lossless (1 guest, veth MTU {JUMBO_MTU})",
+            ">= 0.9", x, x is not None and x >= 0.9)
     return t
 
 
@@ -494,7 +574,8 @@ def cmd_report(a):
     out = a.out
     meta, runs = load_results(out)
     rows = Rows(runs, meta).build()
-    tg = targets(rows)
+    ports = meta.get("ports", {})
+    tg = targets(rows, ports)
     summary = {"meta": meta, "rows": [r.to_json() for r in rows],
                "runs": runs, "targets": tg}
     with open(f"{out}/summary.json", "w") as f:
@@ -507,5 +588,11 @@ def cmd_report(a):
         charts.charts(out, runs, rows, meta.get("params", {}).get("loss_size", 65536))
     if a.require_filled and not filled(rows, runs):
         print("bench: table not filled (need mroce, rxe and raw values)", file=sys.stderr)
+        return 1
+    _, met, why = jumbo_mtu(rows, ports.get("jumbo"))
+    if a.require_filled and "jumbo" in runs and not met:
+        print(f"bench: jumbo path: not every mroce port and run had path MTU {JUMBO_PMTU} "
+              f"on MTU {JUMBO_MTU}: {why} (see the table's wire rows and "
+              "single/jumbo/ports.json)", file=sys.stderr)
         return 1
     return 0

@@ -121,6 +121,39 @@ def flow_ids(out):
     return r
 
 
+def parse_mtu(out):
+    """The path MTU perftest printed ("Mtu : 4096[B]", what its QPs were
+    modified to), or None."""
+    m = re.search(r"^\s*Mtu\s*:\s*(\d+)", out or "", re.M)
+    return int(m.group(1)) if m else None
+
+
+def parse_devinfo(out):
+    """`ibv_devinfo -d DEV` -> {"state", "max_mtu", "active_mtu",
+    "link_layer"} of its first port (MTUs in bytes), or None."""
+    r = {}
+    for key, rx in (("state", r"^\s*state:\s*(\S+)"),
+                    ("max_mtu", r"^\s*max_mtu:\s*(\d+)"),
+                    ("active_mtu", r"^\s*active_mtu:\s*(\d+)"),
+                    ("link_layer", r"^\s*link_layer:\s*(\S+)")):
+        m = re.search(rx, out or "", re.M)
+        if m:
+            r[key] = int(m.group(1)) if key.endswith("mtu") else m.group(1)
+    return r if "active_mtu" in r else None
+
+
+def parse_link_netdev(out):
+    """The netdev in `rdma link show DEV/1` ("... netdev veth1"), or None."""
+    m = re.search(r"\bnetdev (\S+)", out or "")
+    return m.group(1) if m else None
+
+
+def parse_link_mtu(out):
+    """The MTU in `ip -o link show dev X` ("... mtu 9000 qdisc ..."), or None."""
+    m = re.search(r"\bmtu (\d+)", out or "")
+    return int(m.group(1)) if m else None
+
+
 def failed_status(out):
     """perftest's "Failed status N" (an ibv_wc_status), or None."""
     m = re.search(r"Failed status (\d+)", out or "")

@@ -217,6 +217,14 @@ class Plan(unittest.TestCase):
         p = plan.make_plan(drive_args(mode="single"))
         self.assertFalse([x for x in p if x["transport"] == "rxe" or x["kind"] == "bottleneck"])
 
+    def test_jumbo_runs_what_single_runs(self):
+        # the jumbo path is the single path's plan on a 9000-byte veth
+        for kw in ({}, {"loss_lat": [1.0]}, {"only": "write_bw-65536|tcp-65536"}):
+            self.assertEqual(plan.make_plan(drive_args(mode="jumbo", **kw)),
+                             plan.make_plan(drive_args(mode="single", **kw)))
+        self.assertIn("jumbo", common.PATHS)
+        self.assertNotIn("jumbo", common.RXE_PATHS)
+
     def test_loop_only_targets(self):
         n = {common.run_name(x) for x in plan.make_plan(drive_args(mode="loop"))}
         self.assertEqual(n, {"write_bw-65536-mroce", "write_bw-65536-rxe", "iperf-tcp-65536",

@@ -6,7 +6,10 @@ loss, bottleneck; 4e7166f, 2026-12-01) with its records trimmed (every
 third bottleneck sample) and four failures written in by hand (a send_bw
 and a loss run of rxe, both single-path latency runs, flow 3 of the rxe
 bottleneck: IBV_WC_RETRY_EXC_ERR after 2 s).  data/golden.json is what
-bench.py made of it before the split into mbench/ (make_golden.py)."""
+bench.py made of it before the split into mbench/ (make_golden.py), plus
+the "bytes per sent packet" rows of the pair and single paths, added with
+the jumbo path (its records predate the path MTU in the records, so it has
+no MTU rows and no jumbo section)."""
 
 import argparse
 import contextlib
@@ -257,6 +260,147 @@ class Build(unittest.TestCase):
                                          "(write_bw 64 KiB)"))
         self.assertEqual(md[4], "| metric | mroce cc=metaroce | rdma_rxe |")
         self.assertIn("* `099-bottleneck-rxe-r2`: tc -b: x", md)
+
+
+def ports(mtu=4096, netdev_mtu=9000):
+    """ports.json of the jumbo path's driver (both ends)."""
+    def one(dev, nd):
+        return {dev: {"state": "PORT_ACTIVE", "max_mtu": 4096, "active_mtu": mtu,
+                      "link_layer": "Ethernet", "transport": "mroce", "netdev": nd,
+                      "netdev_mtu": netdev_mtu}}
+    return {"client": one("mroce2", "veth2"), "server": one("mroce1", "veth1")}
+
+
+def wire(r, mtu, per_pkt=None):
+    """R with the path MTU perftest printed and the client's tx counters."""
+    r["mtu"] = r["server_mtu"] = mtu
+    if per_pkt:
+        r["counters"] = {"client": {"tx_pkts": 1000, "tx_bytes": 1000 * per_pkt},
+                         "server": {"tx_pkts": 50, "tx_bytes": 50 * 64}}
+    return r
+
+
+class Jumbo(unittest.TestCase):
+    """The jumbo path: the single path's rows at MTU 9000, the wire rows
+    (perftest's path MTU, bytes per packet) and the MTU target."""
+
+    def runs(self, jumbo_mtu=4096):
+        cpu = {"guest": {"secs": 1.0, "kernel": 0.5, "user": 0.5}}
+        return {
+            "single": [wire(bw("mroce", 1.0, cpu=cpu), 1024, 1088), iperf("tcp", 4.0),
+                       wire(lat("mroce", 20, 22, 40), 1024), lat("udp", 10, 11, 20, kind="udplat")],
+            "jumbo": [wire(bw("mroce", 2.0, cpu=cpu), 4096, 4160),
+                      wire(bw("mroce", 3.0, cpu=cpu), jumbo_mtu, 4160),
+                      iperf("tcp", 5.0), iperf("udp", 1.0, size=1472),
+                      wire(bw("mroce", 2.0, loss=0.0), 4096, 4160),
+                      wire(bw("mroce", 2.0, loss=1.0), 4096), iperf("tcp", 5.0, loss=0.0),
+                      iperf("tcp", 4.0, loss=1.0),
+                      wire(lat("mroce", 18, 21, 35), 4096), lat("udp", 10, 11, 20, kind="udplat")]}
+
+    def test_rows(self):
+        rows = report.Rows(self.runs(), {}).build()
+        self.assertEqual([r.path for r in rows], sorted((r.path for r in rows),
+                                                        key=("single", "jumbo").index))
+        j = {(r.group, r.scenario, r.metric): r for r in rows if r.path == "jumbo"}
+        t = j[("bw", "write_bw 65536 B", "throughput")]
+        self.assertEqual(t.values["mroce"], {"median": 2.5, "min": 2.0, "max": 3.0, "n": 2})
+        self.assertEqual((t.raw, t.ratio_raw), ("tcp", 0.5))
+        self.assertIn(("lat", "write_lat 8 B", "latency typical"), j)
+        self.assertEqual(j[("lat", "write_lat 8 B", "latency typical")].values["udp"]["median"], 10)
+        self.assertIn(("loss", "loss 1 %", "goodput / lossless"), j)
+        self.assertIn(("cpu", "write_bw 65536 B", "guest CPU total per GB"), j)
+        m = j[("wire", "all perftest runs", report.MTU_METRIC)]
+        self.assertEqual(m.values["mroce"], {"median": 4096, "min": 4096, "max": 4096, "n": 5})
+        self.assertEqual(m.failed, {"mroce": 0})
+        p = j[("wire", "write_bw 65536 B", report.PKT_METRIC)]
+        self.assertEqual(p.values["mroce"]["median"], 4160)
+        self.assertEqual(p.values["mroce"]["n"], 3)         # lossless ones only
+        s = [r for r in rows if r.path == "single" and r.group == "wire"]
+        self.assertEqual([r.values["mroce"]["median"] for r in s], [1024, 1088])
+        self.assertEqual(list(m.to_json())[-1], "mroce/raw")
+
+    def test_targets(self):
+        rows = report.Rows(self.runs(), {}).build()
+        tg = {t["target"]: t for t in report.targets(rows, {"jumbo": ports()})}
+        mtu = [t for n, t in tg.items() if n.startswith("path MTU 4096")]
+        self.assertEqual(len(mtu), 1)
+        self.assertEqual((mtu[0]["value"], mtu[0]["met"]), (4096, True))
+        w = tg["write_bw 64 KiB >= 0.5x kernel TCP (1 guest, veth MTU 9000)"]
+        self.assertEqual((w["value"], w["met"]), (0.5, True))
+        g = tg["goodput at 1 % loss >= 90 % of lossless (1 guest, veth MTU 9000)"]
+        # the lossless baseline: 2, 3 and the 0 % level's 2
+        self.assertEqual(g["value"], 1.0)
+        # a port at 1024, a run at 2048, a netdev at 1500, no ports at all: not met
+        for bad_rows, bad_ports in ((rows, {"jumbo": ports(mtu=1024)}),
+                                    (report.Rows(self.runs(2048), {}).build(),
+                                     {"jumbo": ports()}),
+                                    (rows, {"jumbo": ports(netdev_mtu=1500)}),
+                                    (rows, {})):
+            t = [t for t in report.targets(bad_rows, bad_ports)
+                 if t["target"].startswith("path MTU")][0]
+            self.assertFalse(t["met"], bad_ports)
+        self.assertEqual(report.jumbo_mtu(report.Rows(self.runs(2048), {}).build(), ports()),
+                         (2048, False, "MTUs seen 2048..4096"))
+        self.assertEqual(report.jumbo_mtu(rows, ports(netdev_mtu=None)),
+                         (4096, False, "netdev MTU [None, None]"))
+        self.assertEqual(report.jumbo_mtu(rows, ports()), (4096, True, ""))
+        self.assertEqual(markdown.ports_line(ports(netdev_mtu=None)),
+                         "* ports (ibv_devinfo): mroce2 on veth2 (MTU ?): active_mtu 4096, "
+                         "mroce1 on veth1 (MTU ?): active_mtu 4096\n")
+        # without the jumbo path: no jumbo targets (the golden run has none)
+        single = report.Rows({"single": self.runs()["single"]}, {}).build()
+        self.assertFalse([t for t in report.targets(single) if "9000" in t["target"]
+                          or t["target"].startswith("path MTU")])
+
+    def write(self, d, runs, jports):
+        os.makedirs(os.path.join(d, "single", "jumbo"))
+        for path, sub in (("single", "single"), ("jumbo", "single/jumbo")):
+            with open(os.path.join(d, sub, "runs.jsonl"), "w") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in runs[path]))
+        with open(os.path.join(d, "single", "jumbo", "ports.json"), "w") as f:
+            json.dump(jports, f)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump({"params": {"paths": "single,jumbo"}}, f)
+
+    def report(self, runs, jports):
+        with tempfile.TemporaryDirectory() as d:
+            self.write(d, runs, jports)
+            a = argparse.Namespace(out=d, no_charts=True, require_filled=True)
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                rc = report.cmd_report(a)
+            with open(os.path.join(d, "summary.md")) as f:
+                md = f.read()
+            with open(os.path.join(d, "summary.json")) as f:
+                js = json.load(f)
+        return rc, md, js, err.getvalue()
+
+    def test_report_files(self):
+        rc, md, js, err = self.report(self.runs(), ports())
+        self.assertEqual((rc, err), (0, ""))
+        single = md.index("## 1 guest, 2 vCPUs, veth between two netns (rxe")
+        jumbo = md.index("## 1 guest, 2 vCPUs, veth between two netns at MTU 9000")
+        self.assertLess(single, jumbo)
+        sec = md[jumbo:md.index("## Targets")]
+        self.assertIn("* ports (ibv_devinfo): mroce2 on veth2 (MTU 9000): active_mtu 4096, "
+                      "mroce1 on veth1 (MTU 9000): active_mtu 4096\n", sec)
+        self.assertIn("| write_bw 65536 B | throughput [Gb/s] | 2.50 (2.00–3.00) | 5.00 | "
+                      "1.00 | 0.500 (tcp) |", sec)
+        self.assertIn("| all perftest runs | path MTU (perftest's Mtu line, every run) [B] | "
+                      "4096 (4096–4096) |", sec)
+        self.assertIn("| path MTU 4096 on links with MTU >= 4200", md)
+        self.assertEqual(js["meta"]["ports"]["jumbo"], ports())
+        self.assertEqual({r["path"] for r in js["rows"]}, {"single", "jumbo"})
+
+    def test_report_fails_without_4096(self):
+        # a run whose QPs came up at 1024, or a port at 1024: the table is
+        # filled, the run fails
+        for runs, jp in ((self.runs(1024), ports()), (self.runs(), ports(mtu=1024))):
+            rc, md, js, err = self.report(runs, jp)
+            self.assertEqual(rc, 1)
+            self.assertIn("jumbo path: not every mroce port and run had path MTU 4096 on "
+                          "MTU 9000: MTUs seen 1024..4096", err)
+            self.assertRegex(md, r"\| path MTU 4096 on links .* \| = 4096 \| 1024 \| \*\*no\*\* \|")
 
 
 if __name__ == "__main__":

@@ -174,5 +174,57 @@ class RdmaAndKernel(unittest.TestCase):
         self.assertIsNone(toolparse.parse_cc_added("mroce1: added on veth1 (cc none)"))
 
 
+# ibv_devinfo -d mroce1 of a port on a 9000-byte veth (as the jumbo path sees it)
+DEVINFO = """\
+hca_id:\tmroce1
+\ttransport:\t\t\tInfiniBand (0)
+\tfw_ver:\t\t\t\t0.0.0
+\tnode_guid:\t\t\t0000:0000:0000:0000
+\tvendor_id:\t\t\t0x0000
+\tphys_port_cnt:\t\t\t1
+\t\tport:\t1
+\t\t\tstate:\t\t\tPORT_ACTIVE (4)
+\t\t\tmax_mtu:\t\t4096 (5)
+\t\t\tactive_mtu:\t\t4096 (5)
+\t\t\tsm_lid:\t\t\t0
+\t\t\tport_lid:\t\t0
+\t\t\tport_lmc:\t\t0x00
+\t\t\tlink_layer:\t\tEthernet
+
+"""
+
+
+class PortsAndMtu(unittest.TestCase):
+    def test_perftest_mtu(self):
+        self.assertEqual(toolparse.parse_mtu(BW_OUT), 1024)
+        self.assertEqual(toolparse.parse_mtu(BW_OUT.replace("1024[B]", "4096[B]")), 4096)
+        # perftest lowering a requested MTU prints other lines first
+        out = "Requested mtu is higher than active mtu \nChanging to active mtu - 1024\n" + BW_OUT
+        self.assertEqual(toolparse.parse_mtu(out), 1024)
+        self.assertIsNone(toolparse.parse_mtu(LAT_OUT))
+        self.assertIsNone(toolparse.parse_mtu(None))
+
+    def test_devinfo(self):
+        self.assertEqual(toolparse.parse_devinfo(DEVINFO),
+                         {"state": "PORT_ACTIVE", "max_mtu": 4096, "active_mtu": 4096,
+                          "link_layer": "Ethernet"})
+        d = toolparse.parse_devinfo(DEVINFO.replace("active_mtu:\t\t4096 (5)",
+                                                    "active_mtu:\t\t1024 (3)"))
+        self.assertEqual((d["max_mtu"], d["active_mtu"]), (4096, 1024))
+        self.assertIsNone(toolparse.parse_devinfo("Failed to get IB devices list"))
+
+    def test_link_netdev(self):
+        out = "link mroce1/1 state ACTIVE physical_state LINK_UP netdev veth1 \n"
+        self.assertEqual(toolparse.parse_link_netdev(out), "veth1")
+        self.assertIsNone(toolparse.parse_link_netdev("link mroce1/1 state DOWN\n"))
+
+    def test_link_mtu(self):
+        out = ("7: veth2@if8: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc noqueue state UP "
+               "mode DEFAULT group default qlen 1000\\    link/ether 5a:1e:00:00:00:02 brd "
+               "ff:ff:ff:ff:ff:ff link-netns h1\n")
+        self.assertEqual(toolparse.parse_link_mtu(out), 9000)
+        self.assertIsNone(toolparse.parse_link_mtu('Device "veth9" does not exist.\n'))
+
+
 if __name__ == "__main__":
     unittest.main()
