@@ -264,7 +264,8 @@ int main(int argc, char **argv)
 
 	cfg.bin_s = bin_us * 1e-6;
 	/* queue statistics from qstats_from_us on (default: from the start) */
-	topo.switch_q.from_s = topo.host_q.from_s = p.num("qstats_from_us", 0) * 1e-6;
+	topo.switch_q.from_s = topo.host_q.from_s = topo.bottleneck_q.from_s =
+		p.num("qstats_from_us", 0) * 1e-6;
 	MrNet net(topo, cfg);
 
 	add_workloads(p, net, rng);
@@ -366,7 +367,7 @@ int main(int argc, char **argv)
 		fcsv.open(outdir + "/flows.csv");
 		fcsv << "id,kind,src,dst,bytes,rx_bytes,start_us,fct_us,goodput_gbps,pkts,retx,rtos,path_deaths\n";
 	}
-	uint64_t retx = 0, pkts = 0, rtos = 0, deaths = 0;
+	uint64_t retx = 0, pkts = 0, rtos = 0, tlps = 0, deaths = 0;
 
 	for (auto &f : net.flows) {
 		double fct = f.end_s >= 0 ? (f.end_s - f.start_s) : NAN;
@@ -374,6 +375,7 @@ int main(int argc, char **argv)
 		retx += f.retx;
 		pkts += f.pkts;
 		rtos += f.rtos;
+		tlps += f.tlps;
 		deaths += f.path_deaths;
 		if (fcsv)
 			fcsv << f.id << "," << f.kind << "," << f.src << "," << f.dst
@@ -385,6 +387,7 @@ int main(int argc, char **argv)
 	}
 	o.kv("pkts_sent", pkts);
 	o.kv("retx_pkts", retx);
+	o.kv("tail_probes", tlps);
 	o.kv("rto_expiries", rtos);
 	o.kv("path_deaths", deaths);
 	for (auto &k : by_kind) {
@@ -448,10 +451,13 @@ int main(int argc, char **argv)
 	/* queues */
 	auto qreport = [&](const std::string &name, const QueueStats &q) {
 		uint64_t tot = 0, acc = 0;
-		double p50 = 0, p99 = 0, p999 = 0;
+		double p50 = 0, p99 = 0, p999 = 0, sum = 0;
 
-		for (uint64_t c : q.depth_hist)
-			tot += c;
+		for (size_t d = 0; d < q.depth_hist.size(); d++) {
+			tot += q.depth_hist[d];
+			sum += (double)d * q.depth_hist[d];
+		}
+		o.kv(name + "_depth_mean_pkts", tot ? sum / tot : 0);
 		for (size_t d = 0; d < q.depth_hist.size(); d++) {
 			uint64_t before = acc;
 
@@ -469,6 +475,8 @@ int main(int argc, char **argv)
 		o.kv(name + "_depth_max_pkts", q.max_depth);
 		o.kv(name + "_marks", q.marks);
 		o.kv(name + "_drops", q.drops);
+		o.kv(name + "_marks_total", q.marks_total);
+		o.kv(name + "_drops_total", q.drops_total);
 		if (!outdir.empty()) {
 			std::ofstream qc(outdir + "/" + name + "_depth.csv");
 
@@ -479,6 +487,8 @@ int main(int argc, char **argv)
 	};
 	qreport("switch_q", topo.switch_q);
 	qreport("host_q", topo.host_q);
+	if (p.has("bottleneck_host"))
+		qreport("bottleneck_q", topo.bottleneck_q);
 	o.kv("noroute_drops", topo.noroute_drops);
 
 	/* spine links: utilisation over the active period */

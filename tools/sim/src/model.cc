@@ -131,6 +131,8 @@ struct SendConn {
 	void recover(uint64_t now_ns);
 	void arm();
 	void fire();
+	bool tlp();
+	void rto_fire(uint64_t now);
 	void finish();
 	void send_probe(int id, uint32_t path_seq);
 	bool missing(uint32_t psn)
@@ -406,7 +408,45 @@ void SendConn::arm()
 				    &SendConn::fire, this);
 }
 
-/* mroce_timer_fire() with mroce_req_tlp() and mroce_req_rto() */
+/* mroce_req_tlp(): resend the newest packet still missing */
+bool SendConn::tlp()
+{
+	for (u32 psn = sb.nxt; psn != sb.una;) {
+		psn = mroce_psn_add(psn, MROCE_PSN_MASK);	/* - 1 */
+		if (missing(psn)) {
+			f->tlps++;
+			tlp_out = true;
+			xmit(psn, true, -1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* mroce_req_rto() */
+void SendConn::rto_fire(uint64_t now)
+{
+	u32 psn = sb.una;
+
+	f->rtos++;
+	if (ops->on_loss)
+		ops->on_loss(&cc, 1, true, now / 1000, 0);
+	while (psn != sb.nxt && !missing(psn))
+		psn = mroce_psn_add(psn, 1);
+	if (psn != sb.nxt) {
+		if (mroce_paths_kill(ps, mroce_sb_slot(&sb, psn)->path, now / 1000)) {
+			f->path_deaths++;
+			uint64_t at = mroce_paths_next_probe_us(ps);
+
+			probe_at = at == U64_MAX ? 0 : at * 1000;
+		}
+		xmit(psn, true, -1);
+	}
+	mroce_rto_expired(&rto);
+	rto_at = now + (uint64_t)mroce_rto_us(&rto) * 1000;
+}
+
+/* mroce_timer_fire() */
 void SendConn::fire()
 {
 	uint64_t now = (uint64_t)Simulator::Now().GetNanoSeconds();
@@ -428,38 +468,19 @@ void SendConn::fire()
 		reo_at = 0;
 		recover(now);
 	}
-	if (rto_at && rto_at <= now) {
-		u32 psn = sb.una;
-
-		f->rtos++;
-		if (ops->on_loss)
-			ops->on_loss(&cc, 1, true, now / 1000, 0);
-		while (psn != sb.nxt && !missing(psn))
-			psn = mroce_psn_add(psn, 1);
-		if (psn != sb.nxt) {
-			if (mroce_paths_kill(ps, mroce_sb_slot(&sb, psn)->path,
-					     now / 1000)) {
-				f->path_deaths++;
-				uint64_t at = mroce_paths_next_probe_us(ps);
-
-				probe_at = at == U64_MAX ? 0 : at * 1000;
-			}
-			xmit(psn, true, -1);
-		}
-		mroce_rto_expired(&rto);
-		rto_at = now + (uint64_t)mroce_rto_us(&rto) * 1000;
+	if (tlp_at && tlp_at <= now) {
+		/*
+		 * The probe first, even when the RTO is due as well (it took
+		 * the RTO's place); then the RTO runs again from the probe.
+		 */
 		tlp_at = 0;
-	} else if (tlp_at && tlp_at <= now) {
-		/* the newest packet still missing */
+		if (tlp())
+			rto_at = now + (uint64_t)mroce_rto_us(&rto) * 1000;
+		else if (rto_at && rto_at <= now)
+			rto_fire(now);	/* nothing to probe */
+	} else if (rto_at && rto_at <= now) {
 		tlp_at = 0;
-		for (u32 psn = sb.nxt; psn != sb.una;) {
-			psn = mroce_psn_add(psn, MROCE_PSN_MASK);	/* - 1 */
-			if (missing(psn)) {
-				tlp_out = true;
-				xmit(psn, true, -1);
-				break;
-			}
-		}
+		rto_fire(now);
 	}
 	if (sb.una == sb.nxt)
 		rto_at = tlp_at = reo_at = 0;

@@ -70,15 +70,19 @@ bool StepEcnQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 		stats->enq++;
 	}
 	if (depth >= m_limit) {
+		if (stats)
+			stats->drops_total++;
 		if (stats && Simulator::Now().GetSeconds() >= stats->from_s)
 			stats->drops++;
 		DropBeforeEnqueue(item, "full");
 		return false;
 	}
 	/* step marking (DCQCN's and DCTCP's K): ECT packets only */
-	if (depth >= m_k && Mark(item, "step") && stats &&
-	    Simulator::Now().GetSeconds() >= stats->from_s)
-		stats->marks++;
+	if (depth >= m_k && Mark(item, "step") && stats) {
+		stats->marks_total++;
+		if (Simulator::Now().GetSeconds() >= stats->from_s)
+			stats->marks++;
+	}
 	return GetInternalQueue(0)->Enqueue(item);
 }
 
@@ -392,6 +396,21 @@ Topology build_topology(const Params &p)
 		DynamicCast<StepEcnQueueDisc>(qa.Get(0))->stats =
 			a < hosts ? &t.host_q : &t.switch_q;
 		DynamicCast<StepEcnQueueDisc>(qb.Get(0))->stats = &t.switch_q;
+		/* one port set apart: its own rate, threshold, buffer, statistics
+		 * (the agreement scenario's shaped port toward the receiver)
+		 */
+		if (p.has("bottleneck_host") && !spine &&
+		    a == (uint32_t)p.num("bottleneck_host", 0)) {
+			Ptr<StepEcnQueueDisc> q = DynamicCast<StepEcnQueueDisc>(qb.Get(0));
+
+			d.Get(1)->SetAttribute("DataRate", StringValue(
+				std::to_string(p.num("bottleneck_gbps", gbps)) + "Gbps"));
+			q->SetAttribute("K", UintegerValue((uint32_t)p.num("bottleneck_k_pkts",
+									    k_pkts)));
+			q->SetAttribute("Limit", UintegerValue((uint32_t)p.num(
+							     "bottleneck_buffer_pkts", limit)));
+			q->stats = &t.bottleneck_q;
+		}
 		Ipv4InterfaceContainer ifs = addr.Assign(d);
 
 		addr.NewNetwork();

@@ -39,7 +39,8 @@ struct Params {
 /* Queue occupancy as packets arriving at a port find it. */
 struct QueueStats {
 	std::vector<uint64_t> depth_hist;	/* index: packets queued */
-	uint64_t enq = 0, marks = 0, drops = 0;
+	uint64_t enq = 0, marks = 0, drops = 0;	/* from from_s on */
+	uint64_t marks_total = 0, drops_total = 0;	/* the whole run */
 	uint32_t max_depth = 0;
 	double from_s = 0;	/* arrivals before are not counted */
 };
@@ -79,6 +80,7 @@ struct Topology {
 	uint64_t host_bps = 0;
 	double base_rtt_us = 0;	/* longest host-to-host RTT, unloaded */
 	QueueStats switch_q, host_q;
+	QueueStats bottleneck_q;	/* the port toward bottleneck_host */
 	uint64_t noroute_drops = 0;
 	std::string describe;
 };
@@ -99,7 +101,7 @@ struct FlowRec {
 	double start_s, end_s = -1;	/* end: last byte acknowledged */
 	uint64_t rx_bytes = 0;		/* new bytes the receiver placed */
 	std::vector<uint64_t> rx_bins;	/* rx bytes per bin (Stats::bin_s) */
-	uint64_t retx = 0, rtos = 0, pkts = 0, path_deaths = 0;
+	uint64_t retx = 0, rtos = 0, tlps = 0, pkts = 0, path_deaths = 0;
 	std::string kind;		/* "incast", "perm", ... */
 };
 
