@@ -114,7 +114,7 @@ static void start_tcp_flows(MrNet &net, std::vector<std::unique_ptr<TcpFlow>> &k
 				    InetSocketAddress(net.topo.host_addr[f.dst], port));
 
 		bulk.SetAttribute("MaxBytes", UintegerValue(f.bytes));
-		bulk.SetAttribute("SendSize", UintegerValue(net.cfg.mtu));
+		bulk.SetAttribute("SendSize", UintegerValue(65536));
 		ApplicationContainer ba = bulk.Install(net.topo.nodes.Get(f.src));
 
 		ba.Start(Seconds(f.start_s));
@@ -252,10 +252,19 @@ int main(int argc, char **argv)
 	if (tcp) {
 		Config::SetDefault("ns3::TcpL4Protocol::SocketType",
 				   TypeIdValue(TcpDctcp::GetTypeId()));
-		Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(cfg.mtu));
+		/*
+		 * Segments of a 1500-byte Ethernet frame, as DCTCP is deployed:
+		 * with 4096-byte segments ns-3 3.37's TCP stalls in incast (the
+		 * flows crossing a spine crawl from RTO to RTO with no packet
+		 * dropped), with 2048 and below it does not; not investigated.
+		 */
+		Config::SetDefault("ns3::TcpSocket::SegmentSize",
+				   UintegerValue((uint32_t)p.num("tcp_mss", 1448)));
 		Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
 		Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
 		Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
+		/* a lost SYN waits as long as a lost segment, not 3 s */
+		Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(5)));
 		Config::SetDefault("ns3::TcpSocketBase::UseEcn",
 				   StringValue(p.num("tcp_ecn", 1) ? "On" : "Off"));
 	}
@@ -296,6 +305,17 @@ int main(int argc, char **argv)
 				std::cerr << "ip drop " << r << " " << h.GetSource() << " > "
 					  << h.GetDestination() << "\n";
 			}));
+	if (getenv("MRSIM_DROPS")) {
+		Config::ConnectWithoutContext(
+			"/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/MacTxDrop",
+			MakeCallback(+[](Ptr<const Packet>) { std::cerr << "mac tx drop\n"; }));
+		Config::ConnectWithoutContext(
+			"/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/PhyRxDrop",
+			MakeCallback(+[](Ptr<const Packet>) { std::cerr << "phy rx drop\n"; }));
+		Config::ConnectWithoutContext(
+			"/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/TxQueue/Drop",
+			MakeCallback(+[](Ptr<const Packet>) { std::cerr << "dev queue drop\n"; }));
+	}
 	double stop = p.num("stop_ms", 100) * 1e-3;
 
 	Simulator::Stop(Seconds(stop));
@@ -543,6 +563,10 @@ int main(int argc, char **argv)
 			}
 		}
 		o.kv("failure_goodput_dip", dip / before);
+		/* how long packets kept going into the hole the failure made */
+		o.kv("failure_blackholed_pkts", topo.noroute_drops);
+		o.kv("failure_blackhole_us", topo.last_noroute_s >= 0 ?
+						     (topo.last_noroute_s - fail) * 1e6 : 0);
 		o.kv("failure_recovery_us", rec);
 		o.kv("failure_recovery_rtts", rec / topo.base_rtt_us);
 	}

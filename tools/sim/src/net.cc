@@ -119,7 +119,7 @@ public:
 	/* host address -> interfaces on shortest paths to it */
 	std::map<uint32_t, std::vector<uint32_t>> table;
 	uint64_t seed = 0;
-	uint64_t *noroute = nullptr;
+	Topology *topo = nullptr;
 
 	Ptr<Ipv4Route> RouteOutput(Ptr<Packet>, const Ipv4Header &, Ptr<NetDevice>,
 				   Socket::SocketErrno &err) override
@@ -150,8 +150,10 @@ public:
 				if (m_ipv4->IsUp(ifx))
 					up.push_back(ifx);
 		if (up.empty()) {
-			if (noroute)
-				(*noroute)++;
+			if (topo) {
+				topo->noroute_drops++;
+				topo->last_noroute_s = Simulator::Now().GetSeconds();
+			}
 			ecb(p, h, Socket::ERROR_NOROUTETOHOST);
 			return true;
 		}
@@ -447,7 +449,7 @@ Topology build_topology(const Params &p)
 			t.nodes.Get(s)->GetObject<Ipv4>()->GetRoutingProtocol());
 
 		r->seed = 0x9e3779b97f4a7c15ULL * (s + 1);
-		r->noroute = &t.noroute_drops;
+		r->topo = &t;
 	}
 	compute_routes(t);
 	/* unloaded RTT of the longest path: propagation and store-and-forward

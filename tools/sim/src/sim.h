@@ -82,6 +82,7 @@ struct Topology {
 	QueueStats switch_q, host_q;
 	QueueStats bottleneck_q;	/* the port toward bottleneck_host */
 	uint64_t noroute_drops = 0;
+	double last_noroute_s = -1;	/* when the last of them was dropped */
 	std::string describe;
 };
 
