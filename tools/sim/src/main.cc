@@ -246,6 +246,7 @@ int main(int argc, char **argv)
 	cfg.paths = (uint32_t)p.num("paths", 16);
 	cfg.mtu = (uint32_t)p.num("mtu", 4096);
 	cfg.qdelay_target_us = (uint32_t)p.num("qdelay_target_us", 0);
+	cfg.path_qdelay_target_us = (uint32_t)p.num("path_qdelay_target_us", 0);
 	cfg.hint = p.num("rate_hint", 1) != 0;
 	bool tcp = cfg.cc == "dctcp";
 

@@ -510,7 +510,8 @@ void MrHost::start_flow(uint32_t flow)
 	c->ps = (struct mroce_paths *)calloc(1, mroce_paths_size(cfg.paths));
 	mroce_paths_init(c->ps, cfg.paths, MROCE_WINDOW, c->ops->path_windows,
 			 now_us());
-	c->ps->qdelay_target_us = cfg.qdelay_target_us;
+	/* mroce_qp_paths_init() sets 0: a software host's RTT jitter */
+	c->ps->qdelay_target_us = cfg.path_qdelay_target_us;
 	memset(&c->cc, 0, sizeof(c->cc));
 	c->cc.pkt_bytes = mroce_wire_pkt_bytes(cfg.mtu);
 	mroce_cc_init_conn(c->ops, &c->cc, m_net->topo.host_bps, 0);

@@ -110,7 +110,8 @@ struct ModelCfg {
 	std::string cc = "metaroce";
 	uint32_t paths = 16;
 	uint32_t mtu = 4096;		/* payload bytes per packet */
-	uint32_t qdelay_target_us = 0;	/* 0: off (what the kernel default is) */
+	uint32_t qdelay_target_us = 0;	/* the cc's delay signal; 0: off */
+	uint32_t path_qdelay_target_us = 0;	/* the path table's; the driver's is 0 */
 	uint32_t hint_epoch_us = 100;	/* MROCE_HINT_EPOCH_US */
 	bool hint = true;		/* receiver sends rate hints */
 	double bin_s = 1e-5;		/* receive-rate bins */
