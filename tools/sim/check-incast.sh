@@ -7,7 +7,8 @@
 # metaroce must: finish every flow; share fairly (Jain's index of the
 # flows' goodputs >= JAIN_MIN, no flow below a quarter of the fair
 # share); keep the receiver's port short once the first round trip is
-# over (no drops, at most half the buffer).  cc none, run as the
+# over (no drops, at most half the buffer: the receiver's port, which
+# mroce-sim reports as bottleneck_q).  cc none, run as the
 # control, must break the queue bound: if it does not, the check cannot
 # tell a working congestion control from none and fails.
 set -u
@@ -45,25 +46,26 @@ out=$(run) || exit 1
 echo "# metaroce: $(val "$out" flows_done) of $(val "$out" flows) flows," \
 	"FCT p99 $(val "$out" fct_p99_us) us, Jain $(val "$out" incast_jain)," \
 	"goodput min $(val "$out" incast_goodput_min_gbps) Gbit/s," \
-	"queue after 200 us max $(val "$out" switch_q_depth_max_pkts) p99" \
-	"$(val "$out" switch_q_depth_p99_pkts), drops $(val "$out" switch_q_drops)"
+	"receiver port after 200 us max $(val "$out" bottleneck_q_depth_max_pkts) p99" \
+	"$(val "$out" bottleneck_q_depth_p99_pkts), drops $(val "$out" bottleneck_q_drops), settled after" \
+	"$(val "$out" incast_queue_settle_rtts) RTTs"
 check "metaroce: all $N flows finish" "$(val "$out" flows_done) == $N"
 check "metaroce: fair shares (Jain $(val "$out" incast_jain) >= $JAIN_MIN)" \
 	"$(val "$out" incast_jain) >= $JAIN_MIN"
 check "metaroce: no flow starves (min $(val "$out" incast_goodput_min_gbps) Gbit/s >= 1/4 of $LINE_GBPS/$N)" \
 	"$(val "$out" incast_goodput_min_gbps) >= $LINE_GBPS / $N / 4"
-check "metaroce: no drops after the first round trip ($(val "$out" switch_q_drops))" \
-	"$(val "$out" switch_q_drops) == 0"
-check "metaroce: queue bounded (max $(val "$out" switch_q_depth_max_pkts) <= $BUFFER / 2 packets)" \
-	"$(val "$out" switch_q_depth_max_pkts) <= $BUFFER / 2"
-check "metaroce: the port marked ECN ($(val "$out" switch_q_marks_total) marks)" \
-	"$(val "$out" switch_q_marks_total) > 0"
+check "metaroce: no drops after the first round trip ($(val "$out" bottleneck_q_drops))" \
+	"$(val "$out" bottleneck_q_drops) == 0"
+check "metaroce: queue bounded (max $(val "$out" bottleneck_q_depth_max_pkts) <= $BUFFER / 2 packets)" \
+	"$(val "$out" bottleneck_q_depth_max_pkts) <= $BUFFER / 2"
+check "metaroce: the port marked ECN ($(val "$out" bottleneck_q_marks_total) marks)" \
+	"$(val "$out" bottleneck_q_marks_total) > 0"
 
 none=$(run cc=none) || exit 1
-echo "# control, cc none: queue max $(val "$none" switch_q_depth_max_pkts)," \
-	"drops $(val "$none" switch_q_drops)"
+echo "# control, cc none: queue max $(val "$none" bottleneck_q_depth_max_pkts)," \
+	"drops $(val "$none" bottleneck_q_drops)"
 check "control: cc none breaks the queue bound the check asserts" \
-	"$(val "$none" switch_q_depth_max_pkts) > $BUFFER / 2 || $(val "$none" switch_q_drops) > 0"
+	"$(val "$none" bottleneck_q_depth_max_pkts) > $BUFFER / 2 || $(val "$none" bottleneck_q_drops) > 0"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -269,6 +269,10 @@ int main(int argc, char **argv)
 		Config::SetDefault("ns3::TcpSocketBase::UseEcn",
 				   StringValue(p.num("tcp_ecn", 1) ? "On" : "Off"));
 	}
+	/* incast: the receiver's port is the one to watch */
+	if (!p.has("bottleneck_host") && p.str("workload", "incast").find("incast") !=
+						 std::string::npos)
+		p.kv["bottleneck_host"] = p.str("incast_dst", "0");
 	Topology topo = build_topology(p);
 	double bin_us = p.num("bin_us", std::max(1.0, std::round(topo.base_rtt_us / 4)));
 
@@ -467,6 +471,17 @@ int main(int argc, char **argv)
 		     std::accumulate(rates.begin(), rates.end(), 0.0));
 		o.kv("incast_converge_rtts",
 		     conv < win.size() ? (double)conv * w * bin_us / topo.base_rtt_us : NAN);
+		/*
+		 * the receiver's port settled: the last arrival that found it at
+		 * twice the marking threshold or more (or full), while every
+		 * sender still ran, after the start, in base RTTs
+		 */
+		double last_high = t0;
+
+		for (double at : topo.bottleneck_q.high_at)
+			if (at <= t1)
+				last_high = std::max(last_high, at);
+		o.kv("incast_queue_settle_rtts", (last_high - t0) * 1e6 / topo.base_rtt_us);
 	}
 
 	/* queues */

@@ -60,6 +60,9 @@ bool StepEcnQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
 	uint32_t depth = GetInternalQueue(0)->GetNPackets();
 
+	if (stats && depth >= stats->high)
+		stats->high_at.push_back(Simulator::Now().GetSeconds());
+
 	if (stats && Simulator::Now().GetSeconds() < stats->from_s) {
 		/* not counted, but the port behaves the same */
 	} else if (stats) {
@@ -412,6 +415,8 @@ Topology build_topology(const Params &p)
 			q->SetAttribute("Limit", UintegerValue((uint32_t)p.num(
 							     "bottleneck_buffer_pkts", limit)));
 			q->stats = &t.bottleneck_q;
+			/* twice the marking threshold is "high" */
+			t.bottleneck_q.high = 2 * (uint32_t)p.num("bottleneck_k_pkts", k_pkts);
 		}
 		Ipv4InterfaceContainer ifs = addr.Assign(d);
 

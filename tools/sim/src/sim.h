@@ -43,6 +43,10 @@ struct QueueStats {
 	uint64_t marks_total = 0, drops_total = 0;	/* the whole run */
 	uint32_t max_depth = 0;
 	double from_s = 0;	/* arrivals before are not counted */
+	uint32_t high = UINT32_MAX;	/* "high": depth at or above, packets */
+	std::vector<double> high_at;	/* times of arrivals that found it high
+					 * or were dropped (not subject to from_s)
+					 */
 };
 
 class StepEcnQueueDisc : public ns3::QueueDisc {
