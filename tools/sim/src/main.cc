@@ -172,6 +172,10 @@ static void add_workloads(const Params &p, MrNet &net, std::mt19937_64 &rng)
 			/* one step of a ring allreduce: each host to its successor */
 			for (uint32_t i = 0; i < n; i++)
 				net.add_flow(i, (i + 1) % n, bytes, t0, "ring");
+		} else if (w == "tree") {
+			/* one step of a binary-tree reduce: each host to its parent */
+			for (uint32_t i = 1; i < n; i++)
+				net.add_flow(i, (i - 1) / 2, bytes, t0, "tree");
 		} else if (w == "background") {
 			/* random pairs, sizes log-uniform 4 KiB .. bg_max_bytes,
 			 * starts uniform over [0, bg_span_us)
