@@ -22,6 +22,10 @@
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
+#   make sim        the cluster-scale simulator (tools/sim): the driver's
+#                   protocol code on ns-3, a bounded scenario set -> a
+#                   table, CSV and PNG plots in tools/sim/out;
+#                   LIST=scenarios/large-1024.list for 1024 hosts
 #   make deb        Debian packages into build/deb (tools/deb.sh):
 #                   mroce-dkms, mroce-provider, mroce-tools; lintian
 #
@@ -33,7 +37,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile clean
+.PHONY: all modules provider tools conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile sim clean
 
 all: modules provider tools
 
@@ -85,6 +89,9 @@ conformance: all
 demo: all
 	$(GUEST) -- tools/demo.sh
 
+sim:
+	$(MAKE) -C tools/sim sim $(if $(LIST),LIST=$(LIST))
+
 bench: all
 	$(CURDIR)/tools/bench/run-bench.sh
 
@@ -98,4 +105,5 @@ clean:
 	$(MAKE) -C tools/mroce-verify clean
 	$(MAKE) -C tools/fuzz clean
 	$(MAKE) -C tools/conformance clean
+	$(MAKE) -C tools/sim clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp clean

@@ -7,7 +7,10 @@
 #          bench.py's parsers and report (make -C tools/bench check),
 #          mroce-top's (make -C tools/mroce-top check),
 #          the Wireshark dissector (make -C tools/wireshark check), the
-#          conformance tester's (make -C tools/conformance check)
+#          conformance tester's (make -C tools/conformance check), the
+#          simulator's (make -C tools/sim check: the driver's protocol
+#          files as a userspace library, a 16-host incast on ns-3, the
+#          agreement with t-52)
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/),
 #          all but t-70-install
@@ -66,12 +69,12 @@ run_stage() {
 	[ $rc = 0 ] || failed+=("$name")
 }
 
-# the provider's unit tests, bench.py's, mroce-top's, the dissector's: one
-# stage, one line
+# the provider's unit tests, bench.py's, mroce-top's, the dissector's,
+# the conformance tester's, the simulator's: one stage, one line
 unit_tests() {
 	make -C tools/libmroce check && make -C tools/bench check &&
 		make -C tools/mroce-top check && make -C tools/wireshark check &&
-		make -C tools/conformance check
+		make -C tools/conformance check && make -C tools/sim check
 }
 
 for s in $stages; do
