@@ -6,7 +6,7 @@
 # port at 30 Mbit/s (scenarios/t52-agree.conf).
 #
 # The kernel's numbers come from a t-52 log (T52_LOG, else the newest of
-# build/results*/t-52-incast.log under the tree or /work/ci-run), else
+# build/results*/t-52-incast.log under the tree), else
 # from the run recorded below (CI, 2026-12-05 14:22 UTC).  Tolerances:
 #   - Jain's index of the three senders' goodputs: both >= 0.9 (t-52's
 #     own bound) and within 0.05 of each other;
@@ -32,8 +32,8 @@ REF_SRC="recorded CI run 2026-12-05 14:22 UTC"
 log=${2:-}
 if [ -z "$log" ]; then
 	# shellcheck disable=SC2012  # names are ours, newest first
-	log=$(ls -t "$TOP"/build/results*/t-52-incast.log \
-		/work/ci-run/*/build/results*/t-52-incast.log 2>/dev/null | head -n 1)
+	log=$(ls -t "$TOP"/build/results*/t-52-incast.log 2>/dev/null |
+		head -n 1)
 fi
 if [ -n "$log" ] && [ -r "$log" ]; then
 	line=$(grep '^# ecn-metaroce (cc default)' "$log" | tail -n 1)
