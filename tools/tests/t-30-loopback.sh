@@ -8,7 +8,9 @@
 # a 1 MiB WRITE, a responder destroyed (or moved to ERR) right after its
 # receive completes, whose pending delayed ACK must still reach the
 # requester, and bursts of small WRITEs whose ACKs are coalesced
-# (tools/tests/src/loopback_qp.c says what each section checks).
+# (tools/tests/src/loopback_qp.c says what each section checks).  Their
+# packets skip the IP stack: tx_loopback_pkts counts all of them, and the
+# namespace's UDP counters none.
 . "$(dirname "$0")/lib.sh"
 
 need_cmd rdma
@@ -26,7 +28,24 @@ g6=$(gid_index mroce1 2001:0db8:0000:0000:0000:0000:0000:0001)
 require "IPv4 GID" test -n "$g4"
 require "IPv6 GID" test -n "$g6"
 d0=$(counter mroce1 tx_acks_delayed)
+l0=$(counter mroce1 tx_loopback_pkts)
+t0=$(counter mroce1 tx_pkts)
+udp_in() {	# UDP datagrams received in h1 (encapsulation sockets too)
+	# shellcheck disable=SC2016 # awk's fields
+	in_h1 awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp
+}
+u0=$(udp_in)
 check "loopback QPs over the IPv4 GID" in_h1 timeout 60 "$PROG" mroce1 "$g4"
+# packets to the device's own address skip the IP stack (as rxe's do):
+# every one took the loopback, and UDP saw none of them
+l1=$(counter mroce1 tx_loopback_pkts)
+t1=$(counter mroce1 tx_pkts)
+u1=$(udp_in)
+log "IPv4 loopback: $((t1 - t0)) packets sent, $((l1 - l0)) by the loopback; UDP datagrams received $((u1 - u0))"
+check "packets were sent ($((t1 - t0)))" test "$((t1 - t0))" -gt 100
+check_eq "every packet took the device loopback" "$((t1 - t0))" "$((l1 - l0))"
+check "the UDP stack carried none of them ($((u1 - u0)) datagrams)" \
+	test "$((u1 - u0))" -lt 10
 # the WRITEs between a READ and a fenced WRITE were answered by the
 # delayed ACK (MR-36, ack_delay_max): their requester asked for none
 d1=$(counter mroce1 tx_acks_delayed)

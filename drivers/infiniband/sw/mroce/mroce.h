@@ -174,6 +174,7 @@ enum mroce_counter {
 	MROCE_CNT_TX_DROP,
 	MROCE_CNT_TX_ROUTE_LOOKUPS,
 	MROCE_CNT_TX_ZCOPY_PKTS,
+	MROCE_CNT_TX_LOOPBACK_PKTS,
 	MROCE_CNT_TX_RATE_HINTS,
 	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
@@ -235,6 +236,9 @@ struct mroce_dev {
 	const struct mroce_xport_ops *xport;
 	void *xport_priv;
 	struct hlist_node xport_node;	/* soft path: on its socket set */
+	/* soft path: packets to the device's own address (mroce_net.c) */
+	struct sk_buff_head loop_q;
+	struct tasklet_struct loop_task;
 
 	const struct mroce_cc_ops *cc;	/* default for new QPs */
 

@@ -174,6 +174,89 @@ err:
 	return ERR_CAST(sock);
 }
 
+/*
+ * Same-device loopback.  A packet from a QP of this device to the
+ * device's own address (a QP connected to itself, or to another QP of
+ * the device) would go down the IP stack to lo and come straight back
+ * to this socket.  It skips the stack instead, as rdma_rxe's loopback
+ * does: so it is not seen by packet captures or netfilter on lo.  It
+ * keeps an IP header, which the receive path reads (addresses, ECN; a
+ * UD receive builds its GRH from it), and is received from a tasklet,
+ * never from the sender's call: the sender may hold locks of a QP that
+ * the receive takes.
+ */
+static void mroce_loop_task(struct tasklet_struct *t)
+{
+	struct mroce_dev *mdev = from_tasklet(mdev, t, loop_task);
+	struct sk_buff *skb;
+	int budget = MROCE_TX_BUDGET;
+
+	while (budget-- && (skb = skb_dequeue(&mdev->loop_q)))
+		mroce_xport_rcv(mdev, skb);
+	if (!skb_queue_empty(&mdev->loop_q))
+		tasklet_schedule(&mdev->loop_task);
+}
+
+/* Is @av's destination the device's own address? */
+static bool mroce_loop_av(const struct mroce_av *av)
+{
+	if (av->family == AF_INET)
+		return av->daddr.v4.sin_addr.s_addr ==
+		       av->saddr.v4.sin_addr.s_addr;
+	return ipv6_addr_equal(&av->daddr.v6.sin6_addr,
+			       &av->saddr.v6.sin6_addr);
+}
+
+/* The IP header a packet to @av would have carried, then the queue. */
+static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
+			   u16 sport, u8 ecn, struct sk_buff *skb)
+{
+	unsigned int len = sizeof(struct udphdr) + skb->len;
+	u8 tos = (av->tclass & ~INET_ECN_MASK) | ecn;
+
+	if (skb_cow_head(skb, sizeof(struct ipv6hdr)))
+		return -ENOMEM;
+	if (av->family == AF_INET) {
+		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+		*iph = (struct iphdr) {
+			.version = 4,
+			.ihl = sizeof(*iph) / 4,
+			.tos = tos,
+			.tot_len = htons(sizeof(*iph) + len),
+			.frag_off = htons(IP_DF),
+			.ttl = av->hop_limit ?: 64,
+			.protocol = IPPROTO_UDP,
+			.saddr = av->saddr.v4.sin_addr.s_addr,
+			.daddr = av->daddr.v4.sin_addr.s_addr,
+		};
+		ip_send_check(iph);
+		skb->protocol = htons(ETH_P_IP);
+	} else {
+		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+		ip6_flow_hdr(ip6h, tos, cpu_to_be32(av->flow_label));
+		ip6h->payload_len = htons(len);
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = av->hop_limit ?: 64;
+		ip6h->saddr = av->saddr.v6.sin6_addr;
+		ip6h->daddr = av->daddr.v6.sin6_addr;
+		skb->protocol = htons(ETH_P_IPV6);
+	}
+	skb_reset_network_header(skb);
+	/* as the UDP provider hands packets over: data at the MetaRoCE header */
+	__skb_pull(skb, av->family == AF_INET ? sizeof(struct iphdr) :
+					       sizeof(struct ipv6hdr));
+	skb_reset_transport_header(skb);
+	skb->dev = mdev->ndev;
+	skb_dst_drop(skb);
+	MROCE_SKB_CB(skb)->sport = sport;
+	mroce_count(mdev, MROCE_CNT_TX_LOOPBACK_PKTS, 1);
+	skb_queue_tail(&mdev->loop_q, skb);
+	tasklet_schedule(&mdev->loop_task);
+	return 0;
+}
+
 static int mroce_soft_attach(struct mroce_dev *mdev)
 {
 	struct net *net = dev_net(mdev->ndev);
@@ -191,6 +274,8 @@ static int mroce_soft_attach(struct mroce_dev *mdev)
 		mn->set = set;
 	}
 	set->users++;
+	skb_queue_head_init(&mdev->loop_q);
+	tasklet_setup(&mdev->loop_task, mroce_loop_task);
 	hlist_add_head_rcu(&mdev->xport_node, &set->devs);
 	mdev->xport_priv = set;
 	mutex_unlock(&mroce_net_mutex);
@@ -208,6 +293,9 @@ static void mroce_soft_detach(struct mroce_dev *mdev)
 	mutex_unlock(&mroce_net_mutex);
 	/* no receive or transmit still looks at @mdev through the set */
 	synchronize_rcu();
+	/* nor a loopback packet, which a transmit queued before */
+	tasklet_kill(&mdev->loop_task);
+	skb_queue_purge(&mdev->loop_q);
 }
 
 /*
@@ -338,7 +426,9 @@ static int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	rcu_read_lock_bh();
 	set = READ_ONCE(mdev->xport_priv);
 	if (set) {
-		if (av->family == AF_INET)
+		if (mroce_loop_av(av))
+			err = mroce_loop_xmit(mdev, av, sport, ecn, skb);
+		else if (av->family == AF_INET)
 			err = mroce_soft_xmit4(mdev, set, av, route,
 					       htons(sport), ecn, skb);
 #if IS_ENABLED(CONFIG_IPV6)
