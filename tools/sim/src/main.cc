@@ -86,8 +86,14 @@ static double jain(const std::vector<double> &x)
 /* ---- the DCTCP baseline: ns-3's own TcpDctcp over the same fabric ---- */
 
 struct TcpFlow {
-	MrNet *net;
-	uint32_t id;
+	MrNet *net = nullptr;
+	uint32_t id = 0;
+	Ptr<BulkSendApplication> app;
+	uint64_t tx_high = 0;		/* highest data sequence sent */
+	uint32_t cwnd = 0, ssthresh = 0;
+	int cong_state = 0, state = 0;
+	bool aborted = false;		/* the socket closed before the end */
+	double last_tx_s = 0;
 };
 
 static void tcp_rx(TcpFlow *tf, Ptr<const Packet> p, const Address &)
@@ -101,6 +107,62 @@ static void tcp_rx(TcpFlow *tf, Ptr<const Packet> p, const Address &)
 	f.rx_bins[bin] += p->GetSize();
 	if (f.end_s < 0 && f.rx_bytes >= f.bytes)
 		f.end_s = Simulator::Now().GetSeconds();
+}
+
+/* the sender's segments: sent, resent (below the highest sent) */
+static void tcp_tx(TcpFlow *tf, Ptr<const Packet> p, const TcpHeader &h,
+		   Ptr<const TcpSocketBase>)
+{
+	FlowRec &f = tf->net->flows[tf->id];
+	uint64_t seq = h.GetSequenceNumber().GetValue();
+
+	if (p->GetSize() == 0)
+		return;
+	f.pkts++;
+	tf->last_tx_s = Simulator::Now().GetSeconds();
+	if (seq + p->GetSize() <= tf->tx_high)
+		f.retx++;
+	tf->tx_high = std::max<uint64_t>(tf->tx_high, seq + p->GetSize());
+}
+
+static void tcp_cong_state(TcpFlow *tf, TcpSocketState::TcpCongState_t,
+			   TcpSocketState::TcpCongState_t s)
+{
+	tf->cong_state = s;
+	if (s == TcpSocketState::CA_LOSS)	/* only the RTO enters it */
+		tf->net->flows[tf->id].rtos++;
+}
+
+static void tcp_cwnd(TcpFlow *tf, uint32_t, uint32_t v)
+{
+	tf->cwnd = v;
+}
+
+static void tcp_ssthresh(TcpFlow *tf, uint32_t, uint32_t v)
+{
+	tf->ssthresh = v;
+}
+
+static void tcp_state(TcpFlow *tf, TcpSocket::TcpStates_t, TcpSocket::TcpStates_t s)
+{
+	tf->state = s;
+	if (s == TcpSocket::CLOSED && tf->net->flows[tf->id].end_s < 0)
+		tf->aborted = true;
+}
+
+/* the sender's socket exists once the application has started */
+static void tcp_hook(TcpFlow *tf)
+{
+	Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(tf->app->GetSocket());
+
+	if (!s)
+		return;
+	s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&tcp_tx, tf));
+	s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&tcp_cong_state, tf));
+	s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&tcp_cwnd, tf));
+	s->TraceConnectWithoutContext("SlowStartThreshold",
+				      MakeBoundCallback(&tcp_ssthresh, tf));
+	s->TraceConnectWithoutContext("State", MakeBoundCallback(&tcp_state, tf));
 }
 
 static void start_tcp_flows(MrNet &net, std::vector<std::unique_ptr<TcpFlow>> &keep)
@@ -118,7 +180,12 @@ static void start_tcp_flows(MrNet &net, std::vector<std::unique_ptr<TcpFlow>> &k
 		ApplicationContainer ba = bulk.Install(net.topo.nodes.Get(f.src));
 
 		ba.Start(Seconds(f.start_s));
-		keep.push_back(std::make_unique<TcpFlow>(TcpFlow{ &net, f.id }));
+		keep.push_back(std::make_unique<TcpFlow>());
+		keep.back()->net = &net;
+		keep.back()->id = f.id;
+		keep.back()->app = DynamicCast<BulkSendApplication>(ba.Get(0));
+		Simulator::Schedule(Seconds(f.start_s) + NanoSeconds(1), &tcp_hook,
+				    keep.back().get());
 		sa.Get(0)->TraceConnectWithoutContext(
 			"Rx", MakeBoundCallback(&tcp_rx, keep.back().get()));
 	}
@@ -419,6 +486,24 @@ int main(int argc, char **argv)
 	o.kv("tail_probes", tlps);
 	o.kv("rto_expiries", rtos);
 	o.kv("path_deaths", deaths);
+	if (tcp) {
+		uint32_t aborted = 0;
+
+		for (auto &tf : tcp_keep) {
+			const FlowRec &f = net.flows[tf->id];
+
+			aborted += tf->aborted;
+			if (getenv("MRSIM_TCPTRACE") && f.end_s < 0)
+				std::cerr << "tcp flow " << f.id << " " << f.src << ">" << f.dst
+					  << " rx " << f.rx_bytes << " sent " << tf->tx_high
+					  << " cwnd " << tf->cwnd << " ssthresh " << tf->ssthresh
+					  << " ca_state " << tf->cong_state << " state "
+					  << tf->state << " rtos " << f.rtos << " retx "
+					  << f.retx << " last_tx_us " << tf->last_tx_s * 1e6
+					  << (tf->aborted ? " aborted" : "") << "\n";
+		}
+		o.kv("tcp_aborted", aborted);
+	}
 	for (auto &k : by_kind) {
 		std::vector<double> g;
 
