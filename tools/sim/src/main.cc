@@ -85,6 +85,40 @@ static double jain(const std::vector<double> &x)
 
 /* ---- the DCTCP baseline: ns-3's own TcpDctcp over the same fabric ---- */
 
+/*
+ * ns-3 3.37's TcpDctcp::GetSsThresh() returns (1 - alpha/2) * cwnd with no
+ * floor, so at a one-segment window it goes below one segment.  Linux's
+ * dctcp_ssthresh() keeps two segments (RFC 5681's floor for ssthresh).
+ */
+class MrDctcp : public TcpDctcp {
+public:
+	static TypeId GetTypeId()
+	{
+		static TypeId tid = TypeId("mrsim::MrDctcp")
+					    .SetParent<TcpDctcp>()
+					    .AddConstructor<MrDctcp>()
+					    .AddAttribute("Floor", "ssthresh floor, segments",
+							  UintegerValue(2),
+							  MakeUintegerAccessor(&MrDctcp::m_floor),
+							  MakeUintegerChecker<uint32_t>());
+		return tid;
+	}
+	MrDctcp() = default;
+	MrDctcp(const MrDctcp &o) : TcpDctcp(o), m_floor(o.m_floor) {}
+	std::string GetName() const override { return "MrDctcp"; }
+	uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override
+	{
+		return std::max(TcpDctcp::GetSsThresh(tcb, inflight),
+				m_floor * tcb->m_segmentSize);
+	}
+	Ptr<TcpCongestionOps> Fork() override { return CopyObject<MrDctcp>(this); }
+
+private:
+	uint32_t m_floor = 2;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(MrDctcp);
+
 struct TcpFlow {
 	MrNet *net = nullptr;
 	uint32_t id = 0;
@@ -322,21 +356,47 @@ int main(int argc, char **argv)
 	bool tcp = cfg.cc == "dctcp";
 
 	if (tcp) {
-		Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-				   TypeIdValue(TcpDctcp::GetTypeId()));
 		/*
-		 * Segments of a 1500-byte Ethernet frame, as DCTCP is deployed:
-		 * with 4096-byte segments ns-3 3.37's TCP stalls in incast (the
-		 * flows crossing a spine crawl from RTO to RTO with no packet
-		 * dropped), with 2048 and below it does not; not investigated.
+		 * A datacenter TCP, as the DCTCP paper and Linux run it.  ns-3
+		 * 3.37's defaults are for the wide area, and with them flows
+		 * crawled at one segment per RTO: the receiver holds the ACK of
+		 * a lone segment for DelAckTimeout (200 ms), far past the RTO,
+		 * and after the RTO, leaving CA_LOSS on the resent segment's ACK
+		 * counts no segment acked, so the window stays at one segment and
+		 * the next lone segment waits again (Linux would grow the window
+		 * and its receiver quick-ACKs a duplicate).  Documentation/
+		 * simulation.rst, "The DCTCP baseline", gives the values and why.
 		 */
+		Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+				   TypeIdValue(MrDctcp::GetTypeId()));
+		Config::SetDefault("mrsim::MrDctcp::Floor",
+				   UintegerValue((uint32_t)p.num("tcp_ssthresh_floor", 2)));
+		/* the model's packet size, so ports hold as many bytes */
 		Config::SetDefault("ns3::TcpSocket::SegmentSize",
-				   UintegerValue((uint32_t)p.num("tcp_mss", 1448)));
+				   UintegerValue((uint32_t)p.num("tcp_mss", cfg.mtu)));
 		Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
 		Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
-		Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
-		/* a lost SYN waits as long as a lost segment, not 3 s */
-		Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(5)));
+		/* every segment ACKed at once: no ACK waits on a timer */
+		Config::SetDefault("ns3::TcpSocket::DelAckCount",
+				   UintegerValue((uint32_t)p.num("tcp_delack", 1)));
+		Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+				   TimeValue(MicroSeconds(p.num("tcp_delack_us", 200000))));
+		/* RTO = max(MinRto, SRTT + max(ClockGranularity, 4 RTTVAR)) */
+		Config::SetDefault("ns3::TcpSocketBase::MinRto",
+				   TimeValue(MicroSeconds(p.num("tcp_min_rto_us", 1000))));
+		Config::SetDefault("ns3::TcpSocketBase::ClockGranularity",
+				   TimeValue(MicroSeconds(p.num("tcp_clock_us", 1000))));
+		/* a lost SYN or SYN-ACK waits as long as a lost segment */
+		Config::SetDefault("ns3::TcpSocket::ConnTimeout",
+				   TimeValue(MicroSeconds(p.num("tcp_conn_timeout_us", 1000))));
+		/* Linux's tcp_retries2: no flow gives up within a run */
+		Config::SetDefault("ns3::TcpSocket::DataRetries",
+				   UintegerValue((uint32_t)p.num("tcp_data_retries", 15)));
+		/* ns-3's timestamps tick in ms: RTT samples from the send
+		 * times instead (Karn), to the ns
+		 */
+		Config::SetDefault("ns3::TcpSocketBase::Timestamp",
+				   BooleanValue(p.num("tcp_ts", 0) != 0));
 		Config::SetDefault("ns3::TcpSocketBase::UseEcn",
 				   StringValue(p.num("tcp_ecn", 1) ? "On" : "Off"));
 	}
