@@ -163,7 +163,14 @@ static void tcp_cong_state(TcpFlow *tf, TcpSocketState::TcpCongState_t,
 			   TcpSocketState::TcpCongState_t s)
 {
 	tf->cong_state = s;
-	if (s == TcpSocketState::CA_LOSS)	/* only the RTO enters it */
+}
+
+/* RTO expiries: each doubles the RTO (an expiry in CA_LOSS, backing off,
+ * does not change the congestion state); RTT samples set it anew
+ */
+static void tcp_rto(TcpFlow *tf, Time old, Time now)
+{
+	if (now == old * 2 || (now > old && now >= Seconds(60)))
 		tf->net->flows[tf->id].rtos++;
 }
 
@@ -197,6 +204,7 @@ static void tcp_hook(TcpFlow *tf)
 	s->TraceConnectWithoutContext("SlowStartThreshold",
 				      MakeBoundCallback(&tcp_ssthresh, tf));
 	s->TraceConnectWithoutContext("State", MakeBoundCallback(&tcp_state, tf));
+	s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&tcp_rto, tf));
 }
 
 static void start_tcp_flows(MrNet &net, std::vector<std::unique_ptr<TcpFlow>> &keep)
