@@ -85,9 +85,53 @@ static double jain(const std::vector<double> &x)
 
 /* ---- the DCTCP baseline: ns-3's own TcpDctcp over the same fabric ---- */
 
+/*
+ * ns-3 3.37's TcpDctcp::GetSsThresh() returns (1 - alpha/2) * cwnd with no
+ * floor, so at a one-segment window it goes below one segment.  Linux's
+ * dctcp_ssthresh() keeps two segments (RFC 5681's floor for ssthresh).
+ */
+class MrDctcp : public TcpDctcp {
+public:
+	static TypeId GetTypeId()
+	{
+		static TypeId tid = TypeId("mrsim::MrDctcp")
+					    .SetParent<TcpDctcp>()
+					    .AddConstructor<MrDctcp>()
+					    .AddAttribute("Floor", "ssthresh floor, segments",
+							  UintegerValue(2),
+							  MakeUintegerAccessor(&MrDctcp::m_floor),
+							  MakeUintegerChecker<uint32_t>());
+		return tid;
+	}
+	MrDctcp() = default;
+	MrDctcp(const MrDctcp &o) : TcpDctcp(o), m_floor(o.m_floor) {}
+	std::string GetName() const override { return "MrDctcp"; }
+	uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t inflight) override
+	{
+		return std::max(TcpDctcp::GetSsThresh(tcb, inflight),
+				m_floor * tcb->m_segmentSize);
+	}
+	Ptr<TcpCongestionOps> Fork() override { return CopyObject<MrDctcp>(this); }
+
+private:
+	uint32_t m_floor = 2;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(MrDctcp);
+
 struct TcpFlow {
-	MrNet *net;
-	uint32_t id;
+	MrNet *net = nullptr;
+	uint32_t id = 0;
+	Ptr<Socket> sock;
+	Address peer;
+	bool connected = false, started = false, closed = false;
+	uint64_t queued = 0;		/* bytes handed to the socket */
+	uint32_t syns = 0;		/* SYNs sent, the first included */
+	uint64_t tx_high = 0;		/* highest data sequence sent */
+	uint32_t cwnd = 0, ssthresh = 0;
+	int cong_state = 0, state = 0;
+	bool aborted = false;		/* the socket closed before the end */
+	double last_tx_s = 0;
 };
 
 static void tcp_rx(TcpFlow *tf, Ptr<const Packet> p, const Address &)
@@ -103,24 +147,164 @@ static void tcp_rx(TcpFlow *tf, Ptr<const Packet> p, const Address &)
 		f.end_s = Simulator::Now().GetSeconds();
 }
 
-static void start_tcp_flows(MrNet &net, std::vector<std::unique_ptr<TcpFlow>> &keep)
+/* the sender's segments: sent, resent (below the highest sent) */
+static void tcp_tx(TcpFlow *tf, Ptr<const Packet> p, const TcpHeader &h,
+		   Ptr<const TcpSocketBase>)
 {
+	FlowRec &f = tf->net->flows[tf->id];
+	uint64_t seq = h.GetSequenceNumber().GetValue();
+
+	if (h.GetFlags() & TcpHeader::SYN)
+		tf->syns++;
+	if (p->GetSize() == 0)
+		return;
+	f.pkts++;
+	tf->last_tx_s = Simulator::Now().GetSeconds();
+	if (seq + p->GetSize() <= tf->tx_high)
+		f.retx++;
+	tf->tx_high = std::max<uint64_t>(tf->tx_high, seq + p->GetSize());
+}
+
+static void tcp_cong_state(TcpFlow *tf, TcpSocketState::TcpCongState_t,
+			   TcpSocketState::TcpCongState_t s)
+{
+	tf->cong_state = s;
+}
+
+/* RTO expiries: each doubles the RTO (an expiry in CA_LOSS, backing off,
+ * does not change the congestion state); RTT samples set it anew
+ */
+static void tcp_rto(TcpFlow *tf, Time old, Time now)
+{
+	if (now == old * 2 || (now > old && now >= Seconds(60)))
+		tf->net->flows[tf->id].rtos++;
+}
+
+static void tcp_cwnd(TcpFlow *tf, uint32_t, uint32_t v)
+{
+	tf->cwnd = v;
+}
+
+static void tcp_ssthresh(TcpFlow *tf, uint32_t, uint32_t v)
+{
+	tf->ssthresh = v;
+}
+
+static void tcp_state(TcpFlow *tf, TcpSocket::TcpStates_t, TcpSocket::TcpStates_t s)
+{
+	tf->state = s;
+	if (s == TcpSocket::CLOSED && tf->net->flows[tf->id].end_s < 0)
+		tf->aborted = true;
+}
+
+/*
+ * The sender.  Its connection is set up ahead of the flow, as a QP is
+ * connected before its first WRITE (and as partition/aggregate services
+ * keep their connections): a flow starts at its start time or once
+ * connected, whichever is later, and hands the socket all its bytes
+ * (BulkSendApplication would connect at the start time and add a
+ * handshake MetaRoCE does not have).
+ */
+static void tcp_fill(TcpFlow *tf)
+{
+	uint64_t bytes = tf->net->flows[tf->id].bytes;
+
+	if (!tf->connected || !tf->started || tf->closed)
+		return;
+	while (tf->queued < bytes) {
+		uint32_t n = (uint32_t)std::min<uint64_t>(
+			{ bytes - tf->queued, 65536, tf->sock->GetTxAvailable() });
+
+		if (n == 0)
+			break;
+		int r = tf->sock->Send(Create<Packet>(n));
+
+		if (r <= 0)
+			break;
+		tf->queued += (uint32_t)r;
+	}
+	if (tf->queued >= bytes) {
+		tf->sock->Close();
+		tf->closed = true;
+	}
+}
+
+static void tcp_more(TcpFlow *tf, Ptr<Socket>, uint32_t)
+{
+	tcp_fill(tf);
+}
+
+static void tcp_begin(TcpFlow *tf)
+{
+	tf->started = true;
+	tcp_fill(tf);
+}
+
+static void tcp_connected(TcpFlow *tf, Ptr<Socket> sock)
+{
+	tf->connected = true;
+	/*
+	 * ns-3 3.37 marks a resent SYN in the RTT history by its sequence
+	 * range, which for a SYN is empty, so the SYN-ACK gives an RTT sample
+	 * from the first SYN (Karn's rule broken): a SYN lost once in an
+	 * incast made RTT 3 ms and the RTO 9 ms.  Linux takes no sample from
+	 * a resent SYN; neither does this, by starting the estimate afresh.
+	 */
+	if (tf->syns > 1)
+		DynamicCast<TcpSocketBase>(sock)->SetRtt(CreateObject<RttMeanDeviation>());
+	tcp_fill(tf);
+}
+
+static void tcp_connect_failed(TcpFlow *tf, Ptr<Socket>)
+{
+	tf->aborted = true;
+}
+
+static void tcp_connect(TcpFlow *tf)
+{
+	const FlowRec &f = tf->net->flows[tf->id];
+	Ptr<Socket> sock = Socket::CreateSocket(tf->net->topo.nodes.Get(f.src),
+						TcpSocketFactory::GetTypeId());
+	Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(sock);
+
+	tf->sock = sock;
+	s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&tcp_tx, tf));
+	s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&tcp_cong_state, tf));
+	s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&tcp_cwnd, tf));
+	s->TraceConnectWithoutContext("SlowStartThreshold",
+				      MakeBoundCallback(&tcp_ssthresh, tf));
+	s->TraceConnectWithoutContext("State", MakeBoundCallback(&tcp_state, tf));
+	s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&tcp_rto, tf));
+	sock->Bind();
+	sock->SetConnectCallback(MakeBoundCallback(&tcp_connected, tf),
+				 MakeBoundCallback(&tcp_connect_failed, tf));
+	sock->SetSendCallback(MakeBoundCallback(&tcp_more, tf));
+	sock->Connect(tf->peer);
+}
+
+static void start_tcp_flows(MrNet &net, std::vector<std::unique_ptr<TcpFlow>> &keep,
+			    double connect_gap_s)
+{
+	std::map<uint32_t, uint32_t> to_dst;	/* connections per receiver so far */
+
 	for (FlowRec &f : net.flows) {
 		uint16_t port = (uint16_t)(10000 + f.id % 50000);
 		PacketSinkHelper sink("ns3::TcpSocketFactory",
 				      InetSocketAddress(Ipv4Address::GetAny(), port));
 		ApplicationContainer sa = sink.Install(net.topo.nodes.Get(f.dst));
-		BulkSendHelper bulk("ns3::TcpSocketFactory",
-				    InetSocketAddress(net.topo.host_addr[f.dst], port));
 
-		bulk.SetAttribute("MaxBytes", UintegerValue(f.bytes));
-		bulk.SetAttribute("SendSize", UintegerValue(65536));
-		ApplicationContainer ba = bulk.Install(net.topo.nodes.Get(f.src));
+		keep.push_back(std::make_unique<TcpFlow>());
+		TcpFlow *tf = keep.back().get();
 
-		ba.Start(Seconds(f.start_s));
-		keep.push_back(std::make_unique<TcpFlow>(TcpFlow{ &net, f.id }));
-		sa.Get(0)->TraceConnectWithoutContext(
-			"Rx", MakeBoundCallback(&tcp_rx, keep.back().get()));
+		tf->net = &net;
+		tf->id = f.id;
+		tf->peer = InetSocketAddress(net.topo.host_addr[f.dst], port);
+		/* a receiver's SYNs spaced apart, so that an incast's do not
+		 * overflow its port at once
+		 */
+		Simulator::Schedule(Seconds(connect_gap_s * to_dst[f.dst]++), &tcp_connect, tf);
+		Simulator::Schedule(Seconds(f.start_s), &tcp_begin, tf);
+		sa.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&tcp_rx, tf));
 	}
 }
 
@@ -255,21 +439,47 @@ int main(int argc, char **argv)
 	bool tcp = cfg.cc == "dctcp";
 
 	if (tcp) {
-		Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-				   TypeIdValue(TcpDctcp::GetTypeId()));
 		/*
-		 * Segments of a 1500-byte Ethernet frame, as DCTCP is deployed:
-		 * with 4096-byte segments ns-3 3.37's TCP stalls in incast (the
-		 * flows crossing a spine crawl from RTO to RTO with no packet
-		 * dropped), with 2048 and below it does not; not investigated.
+		 * A datacenter TCP, as the DCTCP paper and Linux run it.  ns-3
+		 * 3.37's defaults are for the wide area, and with them flows
+		 * crawled at one segment per RTO: the receiver holds the ACK of
+		 * a lone segment for DelAckTimeout (200 ms), far past the RTO,
+		 * and after the RTO, leaving CA_LOSS on the resent segment's ACK
+		 * counts no segment acked, so the window stays at one segment and
+		 * the next lone segment waits again (Linux would grow the window
+		 * and its receiver quick-ACKs a duplicate).  Documentation/
+		 * simulation.rst, "The DCTCP baseline", gives the values and why.
 		 */
+		Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+				   TypeIdValue(MrDctcp::GetTypeId()));
+		Config::SetDefault("mrsim::MrDctcp::Floor",
+				   UintegerValue((uint32_t)p.num("tcp_ssthresh_floor", 2)));
+		/* the model's packet size, so ports hold as many bytes */
 		Config::SetDefault("ns3::TcpSocket::SegmentSize",
-				   UintegerValue((uint32_t)p.num("tcp_mss", 1448)));
+				   UintegerValue((uint32_t)p.num("tcp_mss", cfg.mtu)));
 		Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
 		Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
-		Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
-		/* a lost SYN waits as long as a lost segment, not 3 s */
-		Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(MilliSeconds(5)));
+		/* every segment ACKed at once: no ACK waits on a timer */
+		Config::SetDefault("ns3::TcpSocket::DelAckCount",
+				   UintegerValue((uint32_t)p.num("tcp_delack", 1)));
+		Config::SetDefault("ns3::TcpSocket::DelAckTimeout",
+				   TimeValue(MicroSeconds(p.num("tcp_delack_us", 200000))));
+		/* RTO = max(MinRto, SRTT + max(ClockGranularity, 4 RTTVAR)) */
+		Config::SetDefault("ns3::TcpSocketBase::MinRto",
+				   TimeValue(MicroSeconds(p.num("tcp_min_rto_us", 1000))));
+		Config::SetDefault("ns3::TcpSocketBase::ClockGranularity",
+				   TimeValue(MicroSeconds(p.num("tcp_clock_us", 1000))));
+		/* a lost SYN or SYN-ACK waits as long as a lost segment */
+		Config::SetDefault("ns3::TcpSocket::ConnTimeout",
+				   TimeValue(MicroSeconds(p.num("tcp_conn_timeout_us", 1000))));
+		/* Linux's tcp_retries2: no flow gives up within a run */
+		Config::SetDefault("ns3::TcpSocket::DataRetries",
+				   UintegerValue((uint32_t)p.num("tcp_data_retries", 15)));
+		/* ns-3's timestamps tick in ms: RTT samples from the send
+		 * times instead (Karn), to the ns
+		 */
+		Config::SetDefault("ns3::TcpSocketBase::Timestamp",
+				   BooleanValue(p.num("tcp_ts", 0) != 0));
 		Config::SetDefault("ns3::TcpSocketBase::UseEcn",
 				   StringValue(p.num("tcp_ecn", 1) ? "On" : "Off"));
 	}
@@ -290,7 +500,9 @@ int main(int argc, char **argv)
 	std::vector<std::unique_ptr<TcpFlow>> tcp_keep;
 
 	if (tcp)
-		start_tcp_flows(net, tcp_keep);
+		/* a SYN's 100 bytes at the host link's rate */
+		start_tcp_flows(net, tcp_keep,
+				p.num("tcp_syn_gap_ns", 800e9 / topo.host_bps) * 1e-9);
 	if (p.has("fail_link")) {
 		/* fail_link=spine: the first leaf's first uplink */
 		uint32_t li = 0;
@@ -419,6 +631,27 @@ int main(int argc, char **argv)
 	o.kv("tail_probes", tlps);
 	o.kv("rto_expiries", rtos);
 	o.kv("path_deaths", deaths);
+	if (tcp) {
+		uint32_t aborted = 0;
+		uint64_t syn_resent = 0;
+
+		for (auto &tf : tcp_keep) {
+			const FlowRec &f = net.flows[tf->id];
+
+			aborted += tf->aborted;
+			syn_resent += tf->syns > 1 ? tf->syns - 1 : 0;
+			if (getenv("MRSIM_TCPTRACE") && f.end_s < 0)
+				std::cerr << "tcp flow " << f.id << " " << f.src << ">" << f.dst
+					  << " rx " << f.rx_bytes << " sent " << tf->tx_high
+					  << " cwnd " << tf->cwnd << " ssthresh " << tf->ssthresh
+					  << " ca_state " << tf->cong_state << " state "
+					  << tf->state << " rtos " << f.rtos << " retx "
+					  << f.retx << " last_tx_us " << tf->last_tx_s * 1e6
+					  << (tf->aborted ? " aborted" : "") << "\n";
+		}
+		o.kv("tcp_aborted", aborted);
+		o.kv("tcp_syn_resent", syn_resent);
+	}
 	for (auto &k : by_kind) {
 		std::vector<double> g;
 
