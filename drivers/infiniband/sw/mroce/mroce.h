@@ -895,9 +895,8 @@ int mroce_mr_atomic(struct mroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add, u64 *orig);
 int mroce_sgl_copy(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 		   u32 nsge, u32 off, void *buf, u32 len, bool to_sgl);
-bool mroce_sgl_can_attach(const struct mroce_sge *sge,
-			  struct mroce_mr *const *mr, u32 nsge, u32 off,
-			  u32 len, unsigned int max_frags);
+bool mroce_sgl_zcopy_ok(const struct mroce_sge *sge,
+			struct mroce_mr *const *mr, u32 nsge, u32 off, u32 len);
 int mroce_sgl_attach_skb(const struct mroce_sge *sge,
 			 struct mroce_mr *const *mr, u32 nsge, u32 off,
 			 struct sk_buff *skb, u32 len);

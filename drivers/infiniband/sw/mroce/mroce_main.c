@@ -74,12 +74,7 @@ MODULE_PARM_DESC(hint_epoch_us,
 		 "rate hint epoch (us) of devices created from now on (default "
 		 __stringify(MROCE_HINT_EPOCH_US) ")");
 
-/*
- * Zero-copy transmit: request and READ response payloads of at least this many bytes from
- * user MRs go out as page fragments of the MR instead of a copy.  Below
- * it a copy costs less than the page references (and the receiver's
- * fragment walk).
- */
+/* Zero-copy transmit's smallest payload (mroce_sgl_zcopy_ok()). */
 unsigned int mroce_zcopy_min = MROCE_ZCOPY_MIN_DEF;
 module_param_named(zcopy_min, mroce_zcopy_min, uint, 0644);
 MODULE_PARM_DESC(zcopy_min,

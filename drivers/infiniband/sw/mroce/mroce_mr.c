@@ -574,20 +574,24 @@ int mroce_sgl_copy_skb(const struct mroce_sge *sge, struct mroce_mr *const *mr,
 }
 
 /*
- * Zero-copy transmit.  May bytes [@off, @off + @len) of a resolved SGL
- * go into an skb as at most @max_frags page fragments?  Only user MRs
- * qualify: their pages are pinned by the umem, and a page reference keeps
- * one alive as long as a packet needs it.  DMA and fast MRs name kernel
- * memory, which may be slab and must not be lent to the network stack.
+ * Zero-copy transmit.  Should bytes [@off, @off + @len) of a resolved SGL
+ * go into an skb as page fragments rather than a copy?  Only payloads of
+ * at least zcopy_min bytes (below it a copy costs less than the page
+ * references and the receiver's fragment walk), that fit in one skb's
+ * fragments, from user MRs: their pages are pinned by the umem, and a
+ * page reference keeps one alive as long as a packet needs it.  DMA and
+ * fast MRs name kernel memory, which may be slab and must not be lent to
+ * the network stack.
  */
-bool mroce_sgl_can_attach(const struct mroce_sge *sge,
-			  struct mroce_mr *const *mr, u32 nsge, u32 off,
-			  u32 len, unsigned int max_frags)
+bool mroce_sgl_zcopy_ok(const struct mroce_sge *sge,
+			struct mroce_mr *const *mr, u32 nsge, u32 off, u32 len)
 {
-	unsigned int frags = 0;
+	unsigned int min = READ_ONCE(mroce_zcopy_min), frags = 0;
 	u32 i, n;
 	u64 pos;
 
+	if (!min || len < min)
+		return false;
 	for (i = 0; i < nsge && len; i++) {
 		if (off >= sge[i].length) {
 			off -= sge[i].length;
@@ -598,7 +602,7 @@ bool mroce_sgl_can_attach(const struct mroce_sge *sge,
 		n = min(len, sge[i].length - off);
 		pos = sge[i].addr + off - mr[i]->iova + mr[i]->page_offset;
 		frags += DIV_ROUND_UP(offset_in_page(pos) + n, PAGE_SIZE);
-		if (frags > max_frags)
+		if (frags > MAX_SKB_FRAGS)
 			return false;
 		len -= n;
 		off = 0;
@@ -608,7 +612,7 @@ bool mroce_sgl_can_attach(const struct mroce_sge *sge,
 
 /*
  * Append bytes [@off, @off + @len) of a resolved SGL, which
- * mroce_sgl_can_attach() accepted, to @skb as page fragments.  Each holds
+ * mroce_sgl_zcopy_ok() accepted, to @skb as page fragments.  Each holds
  * a page reference: the packet may outlive its WQE (a clone in a qdisc,
  * a capture) and the region's deregistration.  The pages remain the
  * process's to write, so the skb is marked SKBFL_SHARED_FRAG: whatever

@@ -213,11 +213,13 @@ static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 {
 	unsigned int len = sizeof(struct udphdr) + skb->len;
 	u8 tos = (av->tclass & ~INET_ECN_MASK) | ecn;
+	unsigned int hlen = av->family == AF_INET ? sizeof(struct iphdr) :
+						    sizeof(struct ipv6hdr);
 
-	if (skb_cow_head(skb, sizeof(struct ipv6hdr)))
+	if (skb_cow_head(skb, hlen))
 		return -ENOMEM;
 	if (av->family == AF_INET) {
-		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+		struct iphdr *iph = skb_push(skb, hlen);
 
 		*iph = (struct iphdr) {
 			.version = 4,
@@ -233,7 +235,7 @@ static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 		ip_send_check(iph);
 		skb->protocol = htons(ETH_P_IP);
 	} else {
-		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+		struct ipv6hdr *ip6h = skb_push(skb, hlen);
 
 		ip6_flow_hdr(ip6h, tos, cpu_to_be32(av->flow_label));
 		ip6h->payload_len = htons(len);
@@ -245,11 +247,9 @@ static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	}
 	skb_reset_network_header(skb);
 	/* as the UDP provider hands packets over: data at the MetaRoCE header */
-	__skb_pull(skb, av->family == AF_INET ? sizeof(struct iphdr) :
-					       sizeof(struct ipv6hdr));
+	__skb_pull(skb, hlen);
 	skb_reset_transport_header(skb);
 	skb->dev = mdev->ndev;
-	skb_dst_drop(skb);
 	MROCE_SKB_CB(skb)->sport = sport;
 	mroce_count(mdev, MROCE_CNT_TX_LOOPBACK_PKTS, 1);
 	skb_queue_tail(&mdev->loop_q, skb);

@@ -190,11 +190,8 @@ static int mroce_swqe_gather(const struct mroce_swqe *sw, u32 off, void *dst,
  */
 static bool mroce_swqe_zcopy(const struct mroce_swqe *sw, u32 off, u32 len)
 {
-	unsigned int min = READ_ONCE(mroce_zcopy_min);
-
-	return min && len >= min && !sw->inline_data &&
-	       mroce_sgl_can_attach(sw->sge, sw->mr, sw->wqe.num_sge, off, len,
-				    MAX_SKB_FRAGS);
+	return !sw->inline_data &&
+	       mroce_sgl_zcopy_ok(sw->sge, sw->mr, sw->wqe.num_sge, off, len);
 }
 
 /* The UDP source port of path @id in its current generation. */

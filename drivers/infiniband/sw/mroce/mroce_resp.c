@@ -553,7 +553,6 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 {
 	u32 end = s->m.offset + s->m.payload_len, len = min(qp->pmtu, end - s->m.offset);
 	struct mroce_mr *mr = NULL;
-	unsigned int zmin;
 	struct mroce_sge sge;
 	struct sk_buff *skb;
 	bool zcopy;
@@ -572,9 +571,7 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 	sge.addr = s->m.va + s->m.offset;
 	sge.length = len;
 	sge.lkey = s->m.rkey;
-	zmin = READ_ONCE(mroce_zcopy_min);
-	zcopy = zmin && len >= zmin &&
-		mroce_sgl_can_attach(&sge, &mr, 1, 0, len, MAX_SKB_FRAGS);
+	zcopy = mroce_sgl_zcopy_ok(&sge, &mr, 1, 0, len);
 	skb = mroce_pkt_alloc(qp, zcopy ? 0 : len);
 	if (!skb)
 		return NULL;
