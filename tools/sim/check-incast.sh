@@ -27,21 +27,8 @@ LINE_GBPS=100
 fails=0
 n=0
 
-# val OUTPUT KEY: the value of KEY in mroce-sim's output
-val() {
-	awk -v k="$2" '$1 == k { print $2 }' <<<"$1"
-}
-
-# check WHAT AWK-CONDITION: ok/not ok
-check() {
-	n=$((n + 1))
-	if awk "BEGIN { exit !($2) }"; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		fails=$((fails + 1))
-	fi
-}
+# shellcheck source=tools/sim/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 run() {
 	"$SIM" "$CONF" "$@" || { echo "not ok - mroce-sim $*: exit $?"; exit 1; }
@@ -97,5 +84,4 @@ echo "# control, dctcp as ns-3's defaults: $(val "$old" flows_done) of $N flows,
 check "control: ns-3's delayed ACKs starve a flow, and the check sees it" \
 	"$(val "$old" flows_done) < $N || $(val "$old" incast_goodput_min_gbps) < $LINE_GBPS / $N / 4"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_end

@@ -50,19 +50,8 @@ if [ -n "$log" ] && [ -r "$log" ]; then
 	fi
 fi
 
-val() {
-	awk -v k="$2" '$1 == k { print $2 }' <<<"$1"
-}
-
-check() {
-	n=$((n + 1))
-	if awk "BEGIN { exit !($2) }"; then
-		echo "ok $n - $1"
-	else
-		echo "not ok $n - $1"
-		fails=$((fails + 1))
-	fi
-}
+# shellcheck source=tools/sim/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -93,5 +82,4 @@ check "no drops at the bottleneck (t-52: none either)" \
 	"$(val "$out" bottleneck_q_drops_total) == 0"
 check "cc none queue $nqavg >= 5 x metaroce's $qavg (t-52: $REF_NONE_QAVG vs $REF_QAVG)" \
 	"$nqavg >= 5 * $qavg"
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_end

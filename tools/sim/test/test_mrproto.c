@@ -196,7 +196,7 @@ static void test_cc(void)
 
 		ops = mroce_cc_get(algos[i]);
 		snprintf(what, sizeof(what), "cc %s: found by name", algos[i]);
-		check(ops != NULL, what);
+		check(ops, what);
 		if (!ops)
 			continue;
 		memset(&cc, 0, sizeof(cc));
