@@ -14,6 +14,7 @@
  */
 
 #include <linux/kernel.h>
+#include <linux/module.h>
 #include <linux/string.h>
 
 #include "mroce_psn.h"
@@ -547,3 +548,47 @@ int mroce_wire_build(void *buf, unsigned int size,
 				op->hdr_len + info->payload_len, &check);
 	return err ? err : op->hdr_len;
 }
+
+/*
+ * Segment @i of a chunk (mroce_wire.h).  The template is checked as a
+ * receiver would check a packet with the chunk's first segment's length,
+ * and the segment is written by mroce_wire_build(), so a provider that
+ * segments with this function never sends what a receiver drops.
+ */
+int mroce_wire_seg_build(void *buf, unsigned int size, const void *tmpl,
+			 unsigned int tmpl_len, u32 mss, u32 chunk_len, u32 i,
+			 const struct mroce_wire_seg *seg, u32 *payload_len)
+{
+	const struct mroce_wire_opinfo *op;
+	struct mroce_pkt_info pi;
+	u32 nsegs, first;
+	int err;
+
+	if (!mss || mss > MROCE_WIRE_MAX_PAYLOAD || !chunk_len)
+		return -MROCE_WIRE_ERR_LENGTH;
+	nsegs = DIV_ROUND_UP(chunk_len, mss);
+	if (i >= nsegs)
+		return -MROCE_WIRE_ERR_LENGTH;
+	first = min(mss, chunk_len);
+	err = mroce_wire_decode(tmpl, tmpl_len, tmpl_len + first, &pi);
+	if (err)
+		return err;
+	op = mroce_wire_opinfo(pi.opcode);
+	if (!(op->props & MROCE_OPP_MSG) || pi.hdr_len != tmpl_len)
+		return -MROCE_WIRE_ERR_OPCODE;
+	/* the chunk must end inside the message */
+	if ((u64)pi.offset + chunk_len > pi.msg_len)
+		return -MROCE_WIRE_ERR_LENGTH;
+
+	pi.psn = mroce_psn_add(pi.psn, i);
+	pi.offset += i * mss;
+	pi.flags = seg->flags;
+	pi.path_id = seg->path_id;
+	pi.path_seq = seg->path_seq;
+	pi.payload_len = min(mss, chunk_len - i * mss);
+	err = mroce_wire_build(buf, size, &pi);
+	if (err >= 0 && payload_len)
+		*payload_len = pi.payload_len;
+	return err;
+}
+EXPORT_SYMBOL_GPL(mroce_wire_seg_build);

@@ -455,6 +455,42 @@ int mroce_wire_parse(const void *buf, unsigned int len,
 int mroce_wire_build(void *buf, unsigned int size,
 		     const struct mroce_pkt_info *info);
 
+/*
+ * Segmentation, what a NIC with MROCE_XPORT_CAP_SEG does for a message as
+ * TSO does for a TCP stream (Documentation/metaroce-spec.rst, "Segmentation
+ * offload").  A chunk is the headers of packet k of a message (the
+ * template) followed by the payload of packets k .. k + n - 1, each @mss
+ * bytes but the last.  Segment i (0 .. n - 1) is the template with:
+ *
+ *   BH.psn                  template PSN + i, modulo 2^24
+ *   DH.offset               template offset + i * mss
+ *   BH.flags, BH.path_id,   the segment's own (struct mroce_wire_seg):
+ *   BH.path_seq             the host decides them per packet, as it does
+ *                           for packets it builds itself
+ *   payload                 chunk bytes [i * mss, min((i + 1) * mss, len))
+ *
+ * and every other header field copied.  Only message opcodes
+ * (MROCE_OPP_MSG: SEND*, WRITE*, READ_RESP) are segmented.
+ */
+struct mroce_wire_seg {
+	u32 path_seq;
+	u16 flags;		/* MROCE_F_*: FIRST, LAST, ACK_REQ, ... */
+	u16 sport;		/* UDP source port: the path's entropy */
+	u8 path_id;
+};
+
+/*
+ * Write the headers of segment @i of the chunk whose template headers are
+ * the first @tmpl_len bytes of @tmpl, @chunk_len payload bytes after them
+ * cut in @mss-byte pieces, to @buf (@size bytes).  Returns the header
+ * length (the template's), or -enum mroce_wire_err if the template is not
+ * a valid message packet, @i is past the chunk, or the segment would not
+ * pass mroce_wire_parse().  @payload_len gets segment @i's payload bytes.
+ */
+int mroce_wire_seg_build(void *buf, unsigned int size, const void *tmpl,
+			 unsigned int tmpl_len, u32 mss, u32 chunk_len, u32 i,
+			 const struct mroce_wire_seg *seg, u32 *payload_len);
+
 /* Timer of an RNR NAK (verbs min_rnr_timer encoding) in microseconds. */
 u32 mroce_wire_rnr_timer_us(unsigned int code);
 

@@ -16,7 +16,12 @@ static DEFINE_MUTEX(mroce_xport_mutex);
 
 int mroce_register_offload(struct mroce_xport_ops *ops)
 {
-	if (!ops->name || !ops->probe || !ops->attach || !ops->detach)
+	if (!ops->name || !ops->probe || !ops->attach || !ops->detach ||
+	    !ops->xmit)
+		return -EINVAL;
+	if (ops->caps & ~MROCE_XPORT_CAP_SEG)
+		return -EOPNOTSUPP;	/* a capability this build lacks */
+	if ((ops->caps & MROCE_XPORT_CAP_SEG) && !ops->xmit_seg)
 		return -EINVAL;
 
 	mutex_lock(&mroce_xport_mutex);
@@ -34,6 +39,12 @@ void mroce_unregister_offload(struct mroce_xport_ops *ops)
 	mutex_unlock(&mroce_xport_mutex);
 }
 EXPORT_SYMBOL_GPL(mroce_unregister_offload);
+
+const struct mroce_xport_ops *mroce_xport_soft(void)
+{
+	return &mroce_soft_xport;
+}
+EXPORT_SYMBOL_GPL(mroce_xport_soft);
 
 static const struct mroce_xport_ops *mroce_xport_select(struct net_device *ndev)
 {

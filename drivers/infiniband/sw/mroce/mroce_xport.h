@@ -16,14 +16,47 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
+#include "mroce_wire.h"
+
 struct dst_cache;
 struct mroce_av;
 struct mroce_dev;
+
+/*
+ * What a provider takes over from the host (ops->caps).  The protocol
+ * state machines (PSN window, SACK scoreboard, loss detection, timers,
+ * congestion control, path choice) stay on the host either way; a
+ * capability moves per-packet work to the provider.  Documentation/
+ * offload.rst says which a NIC would implement and how.
+ *
+ * MROCE_XPORT_CAP_SEG: the provider cuts message chunks into packets
+ *	(ops->xmit_seg, mroce_wire_seg_build()), as TSO does for TCP.  The
+ *	requester then builds one sk_buff per run of a message's packets
+ *	instead of one per packet.
+ */
+#define MROCE_XPORT_CAP_SEG		BIT(0)
+
+/* The most segments one chunk may hold (64 KiB of 4 KiB packets). */
+#define MROCE_XPORT_SEG_MAX		16
+
+/*
+ * A chunk handed to ops->xmit_seg: segment i of the sk_buff (headers of
+ * the template, then @len payload bytes) goes out with seg[i]'s flags,
+ * path and UDP source port (mroce_wire.h, "Segmentation").
+ */
+struct mroce_xport_chunk {
+	u32 mss;		/* payload bytes per segment, the last fewer */
+	u32 len;		/* payload bytes of the chunk */
+	u8 nsegs;		/* 1 .. MROCE_XPORT_SEG_MAX */
+	u8 ecn;			/* IP ECN codepoint of every segment */
+	struct mroce_wire_seg seg[MROCE_XPORT_SEG_MAX];
+};
 
 struct mroce_xport_ops {
 	struct list_head list;
 	const char *name;
 	struct module *owner;
+	u32 caps;		/* MROCE_XPORT_CAP_* */
 
 	/* Offload providers only: true if this provider drives @ndev. */
 	bool (*probe)(struct net_device *ndev);
@@ -50,6 +83,17 @@ struct mroce_xport_ops {
 	int (*xmit)(struct mroce_dev *mdev, const struct mroce_av *av,
 		    struct dst_cache *route, u16 sport, u8 ecn,
 		    struct sk_buff *skb);
+
+	/* MROCE_XPORT_CAP_SEG: send the nsegs packets of chunk @c, whose
+	 * template headers start at skb->data (payload after them, linear
+	 * or in page fragments), along @av; @route as for xmit.  Consumes
+	 * @skb.  Same context as xmit.  A segment the provider cannot send
+	 * is dropped and counted, as xmit drops a packet: the requester's
+	 * loss recovery resends it.
+	 */
+	int (*xmit_seg)(struct mroce_dev *mdev, const struct mroce_av *av,
+			struct dst_cache *route,
+			const struct mroce_xport_chunk *c, struct sk_buff *skb);
 };
 
 int mroce_register_offload(struct mroce_xport_ops *ops);
@@ -77,6 +121,13 @@ void mroce_xport_rcv(struct mroce_dev *mdev, struct sk_buff *skb);
 
 /* The soft UDP provider, always present (mroce_net.c). */
 extern const struct mroce_xport_ops mroce_soft_xport;
+
+/*
+ * The soft provider, for a provider that emulates a NIC on top of it (the
+ * test provider in tools/xport-test): its attach, detach and xmit carry
+ * packets in UDP as the soft provider's do.
+ */
+const struct mroce_xport_ops *mroce_xport_soft(void);
 int mroce_net_init(void);
 void mroce_net_exit(void);
 
