@@ -47,6 +47,7 @@ struct mroce_dev;
 struct mroce_xport_chunk {
 	u32 mss;		/* payload bytes per segment, the last fewer */
 	u32 len;		/* payload bytes of the chunk */
+	u8 hdr_len;		/* bytes of template headers at skb->data */
 	u8 nsegs;		/* 1 .. MROCE_XPORT_SEG_MAX */
 	u8 ecn;			/* IP ECN codepoint of every segment */
 	struct mroce_wire_seg seg[MROCE_XPORT_SEG_MAX];
