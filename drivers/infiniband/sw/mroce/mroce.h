@@ -175,6 +175,7 @@ enum mroce_counter {
 	MROCE_CNT_TX_ROUTE_LOOKUPS,
 	MROCE_CNT_TX_ZCOPY_PKTS,
 	MROCE_CNT_TX_LOOPBACK_PKTS,
+	MROCE_CNT_TX_SEG_CHUNKS,
 	MROCE_CNT_TX_RATE_HINTS,
 	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
@@ -1010,6 +1011,10 @@ void mroce_rq_release(struct mroce_qp *qp);
 struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
 int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 			struct mroce_pkt_info *pi, u16 sport);
+void mroce_pkt_send_chunk(struct mroce_qp *qp,
+			  const struct mroce_xport_ops *xport,
+			  struct mroce_pkt_info *tmpl,
+			  struct mroce_xport_chunk *c, struct sk_buff *skb);
 int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 		      u32 dest_qpn, u16 sport, struct sk_buff *skb,
 		      struct mroce_pkt_info *pi);

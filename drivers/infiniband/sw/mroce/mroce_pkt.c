@@ -103,3 +103,58 @@ int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 {
 	return mroce_pkt_emit(qp, &qp->av, qp->dest_qpn, sport, skb, pi);
 }
+
+/*
+ * Segmentation offload: write the template headers @tmpl describes in
+ * front of the chunk's payload (in @skb) and hand the chunk to @xport,
+ * which cuts it into c->nsegs packets (mroce_wire_seg_build()).  The
+ * counters and the trace see every packet, as if each had been built
+ * here.  Consumes @skb.
+ */
+void mroce_pkt_send_chunk(struct mroce_qp *qp,
+			  const struct mroce_xport_ops *xport,
+			  struct mroce_pkt_info *tmpl,
+			  struct mroce_xport_chunk *c, struct sk_buff *skb)
+{
+	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(tmpl->opcode);
+	struct mroce_dev *mdev = qp->mdev;
+	int hlen, i;
+
+	tmpl->dest_qpn = qp->dest_qpn;
+	tmpl->src_qpn = qp->ibqp.qp_num;
+	tmpl->payload_len = min(c->mss, c->len);
+	if (skb_headroom(skb) < op->hdr_len)
+		goto drop;
+	hlen = mroce_wire_build(skb_push(skb, op->hdr_len), op->hdr_len, tmpl);
+	if (hlen < 0) {
+		dev_err_ratelimited(&mdev->ib_dev.dev,
+				    "qp %u: not sending an invalid %s chunk: %s\n",
+				    qp->ibqp.qp_num, op->name,
+				    mroce_wire_err_name(hlen));
+		goto drop;
+	}
+	c->hdr_len = hlen;
+	c->ecn = INET_ECN_ECT_0;
+	mroce_qcount(qp, MROCE_CNT_TX_PKTS, c->nsegs);
+	mroce_qcount(qp, MROCE_CNT_TX_BYTES, c->nsegs * hlen + c->len);
+	mroce_count(mdev, MROCE_CNT_TX_SEG_CHUNKS, 1);
+	if (trace_mroce_tx_enabled()) {
+		struct mroce_pkt_info pi = *tmpl;
+
+		for (i = 0; i < c->nsegs; i++) {
+			pi.psn = mroce_psn_add(tmpl->psn, i);
+			pi.offset = tmpl->offset + i * c->mss;
+			pi.flags = c->seg[i].flags;
+			pi.path_id = c->seg[i].path_id;
+			pi.path_seq = c->seg[i].path_seq;
+			pi.payload_len = min(c->mss, c->len - i * c->mss);
+			trace_mroce_tx(mdev, &pi);
+		}
+	}
+	xport->xmit_seg(mdev, &qp->av, &qp->route, c, skb);
+	return;
+
+drop:
+	mroce_count(mdev, MROCE_CNT_TX_DROP, c->nsegs);
+	kfree_skb(skb);
+}

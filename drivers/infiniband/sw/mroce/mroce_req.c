@@ -318,25 +318,24 @@ static bool mroce_req_last_asks(const struct mroce_qp *qp,
 }
 
 /*
- * Send (or resend) packet @k of the WQE in ring slot @idx.  A new packet
- * goes on @path (the caller picked it, with window); a resend on the path
- * that lost it unless that one is dead (@path ignored).
+ * Everything about packet @k of the WQE in ring slot @idx but its bytes:
+ * its headers in @pi, its payload range in @off and @len, its path (a
+ * new packet goes on @path, the caller picked it with window; a resend
+ * on the path that lost it unless that one is dead), and the scoreboard's
+ * record of it, sent at @now_us.  False if its PSN is outside the send
+ * window (nothing to send).
  */
-void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
+static bool mroce_req_prep(struct mroce_qp *qp, u32 idx, u32 k, bool retx,
+			   int path, u64 now_us, struct mroce_pkt_info *pi,
+			   u32 *off, u32 *len)
 {
 	struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
-	struct mroce_pkt_info pi = {};
-	struct sk_buff *skb;
-	u32 off, len;
-	bool zcopy;
-	u64 now_us;
-	int err = 0;
 
 	/* a READ chunk's slot of the window starts empty on its first send */
 	if (!retx && (sw->op->mask & MROCE_WR_READ))
 		qp->sq.read_seen[mroce_psn_add(sw->first_psn, k) %
 				 MROCE_WINDOW] = 0;
-	len = mroce_req_fill(qp, sw, k, retx, &pi, &off);
+	*len = mroce_req_fill(qp, sw, k, retx, pi, off);
 
 	/*
 	 * How it travels.  A resend asks for an ACK at once: it settles
@@ -345,39 +344,54 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	 * the process waits for (mroce_req_last_asks()).  Now and then a
 	 * new packet asks too, on a path the ACK cadence never echoes.
 	 */
-	now_us = mroce_now_us64();
-	if ((mroce_wire_opinfo(pi.opcode)->flags_ok & MROCE_F_ACK_REQ) &&
+	if ((mroce_wire_opinfo(pi->opcode)->flags_ok & MROCE_F_ACK_REQ) &&
 	    (retx ||
-	     ((pi.flags & MROCE_F_LAST) && mroce_req_last_asks(qp, sw, idx)) ||
+	     ((pi->flags & MROCE_F_LAST) && mroce_req_last_asks(qp, sw, idx)) ||
 	     mroce_paths_want_echo(qp->sq.paths, path, now_us,
 				   qp->sq.rto.srtt_us)))
-		pi.flags |= MROCE_F_ACK_REQ;
+		pi->flags |= MROCE_F_ACK_REQ;
 	if (retx)
 		path = mroce_paths_pick_retx(qp->sq.paths,
-					     mroce_sb_slot(&qp->sq.sb, pi.psn)->path);
-	pi.path_id = path;
-	pi.path_seq = mroce_paths_sent(qp->sq.paths, path, retx);
-	pi.ts_us = (u32)now_us;	/* mroce_now_us(), one clock read */
+					     mroce_sb_slot(&qp->sq.sb, pi->psn)->path);
+	pi->path_id = path;
+	pi->path_seq = mroce_paths_sent(qp->sq.paths, path, retx);
+	pi->ts_us = (u32)now_us;	/* mroce_now_us(), one clock read */
 	/*
 	 * A READ or ATOMIC request the peer acknowledged whose response is
 	 * incomplete is asked again; the scoreboard is done with its PSN,
 	 * nothing to record.
 	 */
-	if (!mroce_sb_sent(&qp->sq.sb, pi.psn, pi.path_id, pi.path_seq,
-			   pi.ts_us) &&
+	if (!mroce_sb_sent(&qp->sq.sb, pi->psn, pi->path_id, pi->path_seq,
+			   pi->ts_us) &&
 	    !(retx && (sw->op->mask & MROCE_WR_RD_ATOMIC))) {
 		dev_err_ratelimited(&qp->mdev->ib_dev.dev,
 				    "qp %u: PSN %u outside the send window\n",
-				    qp->ibqp.qp_num, pi.psn);
+				    qp->ibqp.qp_num, pi->psn);
 		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
-		return;
+		return false;
 	}
-	qp->sq.slot_wqe[pi.psn % MROCE_WINDOW] = idx;
-	zcopy = mroce_swqe_zcopy(sw, off, len);
+	qp->sq.slot_wqe[pi->psn % MROCE_WINDOW] = idx;
+	return true;
+}
+
+/*
+ * An skb holding payload bytes [@off, @off + @len) of @sw, as page
+ * fragments when zero-copy applies, else copied; NULL if there is no
+ * memory (the loss timers resend what it was for), or if an MR went away
+ * under the WQE (then the WQE has failed, in order).
+ */
+static struct sk_buff *mroce_req_payload(struct mroce_qp *qp,
+					 struct mroce_swqe *sw, u32 off,
+					 u32 len, u32 npkts)
+{
+	bool zcopy = mroce_swqe_zcopy(sw, off, len);
+	struct sk_buff *skb;
+	int err = 0;
+
 	skb = mroce_pkt_alloc(qp, zcopy ? 0 : len);
 	if (!skb) {
-		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, 1);
-		return;		/* the loss timers resend it */
+		mroce_count(qp->mdev, MROCE_CNT_TX_DROP, npkts);
+		return NULL;
 	}
 	if (zcopy)
 		err = mroce_sgl_attach_skb(sw->sge, sw->mr, sw->wqe.num_sge,
@@ -388,14 +402,119 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 		/* deregistered under the WQE: it fails, in order */
 		kfree_skb(skb);
 		mroce_swqe_fail(sw, IB_WC_LOC_PROT_ERR);
-		return;
+		return NULL;
 	}
 	if (zcopy)
-		mroce_count(qp->mdev, MROCE_CNT_TX_ZCOPY_PKTS, 1);
+		mroce_count(qp->mdev, MROCE_CNT_TX_ZCOPY_PKTS, npkts);
+	return skb;
+}
+
+/*
+ * Send (or resend) packet @k of the WQE in ring slot @idx.  A new packet
+ * goes on @path (the caller picked it, with window); a resend on the path
+ * that lost it unless that one is dead (@path ignored).
+ */
+void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
+{
+	struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
+	struct mroce_pkt_info pi = {};
+	struct sk_buff *skb;
+	u32 off, len;
+
+	if (!mroce_req_prep(qp, idx, k, retx, path, mroce_now_us64(), &pi,
+			    &off, &len))
+		return;
+	skb = mroce_req_payload(qp, sw, off, len, 1);
+	if (!skb)
+		return;
 	if (retx)
 		mroce_qcount(qp, sw->op->mask & MROCE_WR_READ ?
 			     MROCE_CNT_TX_READ_REREQ : MROCE_CNT_TX_RETX_PKTS, 1);
-	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, path));
+	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, pi.path_id));
+}
+
+/*
+ * Segmentation offload (MROCE_XPORT_CAP_SEG).  The requester gathers
+ * consecutive new packets of one SEND or WRITE message into a chunk, each
+ * prepared as mroce_req_xmit() prepares a packet (so the scoreboard, the
+ * paths and the pacer see every packet as usual), and hands the provider
+ * one sk_buff: packet k's headers and the payload of them all.  The
+ * provider cuts it as mroce_wire_seg_build() says.
+ */
+struct mroce_req_chunk {
+	u32 idx;			/* ring slot of the WQE */
+	u32 off;			/* message offset of the payload */
+	u64 now_us;			/* when its first packet was prepared */
+	bool failed;			/* a chunk's WQE failed: complete it */
+	struct mroce_pkt_info tmpl;	/* the first packet's headers */
+	struct mroce_xport_chunk c;
+};
+
+/* May packet sw->sent of @sw go in a chunk? */
+static bool mroce_req_chunkable(const struct mroce_swqe *sw)
+{
+	return !(sw->op->mask & (MROCE_WR_RD_ATOMIC | MROCE_WR_LOCAL)) &&
+	       sw->npkts > 1 && sw->status == IB_WC_SUCCESS &&
+	       (mroce_wire_opinfo(sw->op->wire_op)->props & MROCE_OPP_MSG);
+}
+
+/* Hand the chunk gathered so far to the provider. */
+static void mroce_req_chunk_flush(struct mroce_qp *qp,
+				  const struct mroce_xport_ops *xport,
+				  struct mroce_req_chunk *ch)
+{
+	struct mroce_swqe *sw = &qp->sq.wqe[ch->idx & qp->sq.ring.mask];
+	struct mroce_xport_chunk *c = &ch->c;
+	struct sk_buff *skb;
+
+	if (!c->nsegs)
+		return;
+	skb = mroce_req_payload(qp, sw, ch->off, c->len, c->nsegs);
+	if (skb)
+		mroce_pkt_send_chunk(qp, xport, &ch->tmpl, c, skb);
+	else
+		ch->failed |= sw->status != IB_WC_SUCCESS;
+	c->nsegs = 0;
+	c->len = 0;
+}
+
+/*
+ * Prepare packet @k of WQE @idx, new, on @path, and add it to the chunk
+ * (flushing first if it does not continue it).  The chunk goes out when
+ * full or at the message's last packet; the caller flushes what is left.
+ */
+static void mroce_req_chunk_add(struct mroce_qp *qp,
+				const struct mroce_xport_ops *xport,
+				struct mroce_req_chunk *ch, u32 idx, u32 k,
+				int path)
+{
+	struct mroce_xport_chunk *c = &ch->c;
+	struct mroce_pkt_info pi = {};
+	struct mroce_wire_seg *seg;
+	u64 now_us;
+	u32 off, len;
+
+	if (c->nsegs && (ch->idx != idx || c->nsegs == MROCE_XPORT_SEG_MAX))
+		mroce_req_chunk_flush(qp, xport, ch);
+	/* one timestamp per chunk: the provider stamps the template's */
+	now_us = c->nsegs ? ch->now_us : mroce_now_us64();
+	if (!mroce_req_prep(qp, idx, k, false, path, now_us, &pi, &off, &len))
+		return;
+	if (!c->nsegs) {
+		ch->now_us = now_us;
+		ch->idx = idx;
+		ch->off = off;
+		ch->tmpl = pi;
+		c->mss = qp->pmtu;
+	}
+	seg = &c->seg[c->nsegs++];
+	seg->flags = pi.flags;
+	seg->path_id = pi.path_id;
+	seg->path_seq = pi.path_seq;
+	seg->sport = mroce_path_sport(qp, pi.path_id);
+	c->len += len;
+	if (pi.flags & MROCE_F_LAST)
+		mroce_req_chunk_flush(qp, xport, ch);
 }
 
 /* PROBE path @id (dead, new entropy) with path sequence number @seq. */
@@ -702,9 +821,17 @@ static int mroce_req_pick_path(struct mroce_qp *qp)
 /* The requester proper.  Under sq.lock, softirq. */
 static bool mroce_req_run(struct mroce_qp *qp, int budget)
 {
+	const struct mroce_xport_ops *xport = READ_ONCE(qp->mdev->xport);
 	bool failed = false, sent = false;
+	struct mroce_req_chunk ch;
 	int path, ret;
 
+	/* segmentation offload: whole runs of a message in one skb */
+	if (xport && !(xport->caps & MROCE_XPORT_CAP_SEG))
+		xport = NULL;
+	ch.c.nsegs = 0;
+	ch.c.len = 0;
+	ch.failed = false;
 	mroce_sq_busy(qp);
 	while (!qp->sq.rnr_wait) {
 		struct mroce_swqe *sw;
@@ -732,7 +859,14 @@ static bool mroce_req_run(struct mroce_qp *qp, int budget)
 				    qp->sq.sb.una != qp->sq.sb.nxt,
 				    mroce_now_us64(), mroce_rto_us(&qp->sq.rto),
 				    (u64)qp->sq.hint_mbps * 1000000);
-		mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
+		if (xport && mroce_req_chunkable(sw)) {
+			mroce_req_chunk_add(qp, xport, &ch, qp->sq.cur,
+					    sw->sent, path);
+		} else {
+			if (xport)	/* in order: what was gathered first */
+				mroce_req_chunk_flush(qp, xport, &ch);
+			mroce_req_xmit(qp, qp->sq.cur, sw->sent, false, path);
+		}
 		if (qp->sq.cc.rate_bps)
 			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
 					 qp->sq.cc.pkt_bytes,
@@ -749,6 +883,12 @@ static bool mroce_req_run(struct mroce_qp *qp, int budget)
 			tasklet_schedule(&qp->sq.task);
 			break;
 		}
+	}
+	if (xport) {
+		mroce_req_chunk_flush(qp, xport, &ch);
+		/* a WQE behind the one that stopped the loop may have failed */
+		if (ch.failed && !failed)
+			failed = mroce_sq_complete(qp);
 	}
 	if (sent)
 		mroce_timer_sent(qp);

@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "mroce_psn.h"
 #include "mroce_wire.h"
 
 #define ERR(e)		(-MROCE_WIRE_ERR_##e)
@@ -1478,6 +1479,111 @@ static void mroce_wire_test_helpers(struct kunit *test)
 }
 
 /* Random bytes, biased towards valid base headers so checks get reached. */
+/*
+ * Segmentation (mroce_wire_seg_build()): cutting a chunk gives, byte for
+ * byte, the packets a sender builds one by one -- the contract between
+ * the requester and a NIC with MROCE_XPORT_CAP_SEG.  A WRITE_WITH_IMM of
+ * 3.5 PMTUs whose PSNs wrap, cut from packet 1 (so offsets do not start
+ * at 0), each segment on its own path with its own flags.
+ */
+static void mroce_wire_test_seg(struct kunit *test)
+{
+	const u32 mss = 1024, msg_len = 3 * 1024 + 512, k0 = 1;
+	const u32 chunk_len = msg_len - k0 * mss;
+	struct mroce_pkt_info tmpl = {
+		.opcode = MROCE_OP_WRITE_IMM, .dest_qpn = 0x12, .src_qpn = 0x34,
+		.msn = 7, .ts_us = 0xabcdef01, .msg_len = msg_len,
+		.va = 0x1000, .rkey = 0x77, .imm = 0xfeedbeef,
+	};
+	u8 want[MROCE_HLEN_MAX], got[MROCE_HLEN_MAX], t[MROCE_HLEN_MAX];
+	struct mroce_wire_seg seg[3];
+	struct mroce_pkt_info pi;
+	u32 i, plen, first_psn = 0xfffffe;	/* k0 + 1 wraps to 0 */
+	int hlen, tlen;
+
+	for (i = 0; i < 3; i++) {
+		seg[i].path_id = 5 - i;
+		seg[i].path_seq = 100 + 3 * i;
+		seg[i].sport = 0xc000 + i;
+		seg[i].flags = i == 2 ? MROCE_F_LAST | MROCE_F_ACK_REQ : 0;
+	}
+	seg[1].flags |= MROCE_F_RETRANSMIT;
+
+	/* the template: packet k0, as the sender builds it */
+	tmpl.psn = mroce_psn_add(first_psn, k0);
+	tmpl.offset = k0 * mss;
+	tmpl.flags = seg[0].flags;
+	tmpl.path_id = seg[0].path_id;
+	tmpl.path_seq = seg[0].path_seq;
+	tmpl.payload_len = mss;
+	tlen = mroce_wire_build(t, sizeof(t), &tmpl);
+	KUNIT_ASSERT_EQ(test, tlen, MROCE_HLEN_WRITE);
+
+	for (i = 0; i < 3; i++) {
+		pi = tmpl;
+		pi.psn = mroce_psn_add(first_psn, k0 + i);
+		pi.offset = (k0 + i) * mss;
+		pi.flags = seg[i].flags;
+		pi.path_id = seg[i].path_id;
+		pi.path_seq = seg[i].path_seq;
+		pi.payload_len = min(mss, msg_len - pi.offset);
+		hlen = mroce_wire_build(want, sizeof(want), &pi);
+		KUNIT_ASSERT_EQ(test, hlen, tlen);
+
+		memset(got, 0xa5, sizeof(got));
+		plen = 0;
+		hlen = mroce_wire_seg_build(got, sizeof(got), t, tlen, mss,
+					    chunk_len, i, &seg[i], &plen);
+		KUNIT_ASSERT_EQ(test, hlen, tlen);
+		KUNIT_EXPECT_EQ(test, plen, pi.payload_len);
+		KUNIT_EXPECT_EQ(test, memcmp(got, want, tlen), 0);
+	}
+	KUNIT_EXPECT_EQ(test, mroce_wire_get24(&((struct mroce_bh *)got)->psn),
+			1U);
+
+	/* past the chunk, a zero or oversize mss: refused */
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(got, sizeof(got), t, tlen,
+						   mss, chunk_len, 3, &seg[0],
+						   &plen),
+			-MROCE_WIRE_ERR_LENGTH);
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(got, sizeof(got), t, tlen, 0,
+						   chunk_len, 0, &seg[0], &plen),
+			-MROCE_WIRE_ERR_LENGTH);
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(got, sizeof(got), t, tlen,
+						   MROCE_WIRE_MAX_PAYLOAD + 1,
+						   chunk_len, 0, &seg[0], &plen),
+			-MROCE_WIRE_ERR_LENGTH);
+	/* a chunk running past the message's end */
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(got, sizeof(got), t, tlen,
+						   mss, chunk_len + 1, 0,
+						   &seg[0], &plen),
+			-MROCE_WIRE_ERR_LENGTH);
+	/* a short buffer, and a template cut short */
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(got, tlen - 1, t, tlen, mss,
+						   chunk_len, 0, &seg[0], &plen),
+			-MROCE_WIRE_ERR_SHORT);
+	KUNIT_EXPECT_LT(test, mroce_wire_seg_build(got, sizeof(got), t,
+						   tlen - 8, mss, chunk_len, 0,
+						   &seg[0], &plen), 0);
+	/* an undefined flag on a segment */
+	seg[0].flags = MROCE_F_SOLICITED << 8;
+	KUNIT_EXPECT_LT(test, mroce_wire_seg_build(got, sizeof(got), t, tlen,
+						   mss, chunk_len, 0, &seg[0],
+						   &plen), 0);
+
+	/* only message opcodes are cut: an ACK template is refused */
+	memset(&pi, 0, sizeof(pi));
+	pi.opcode = MROCE_OP_ACK;
+	pi.dest_qpn = 0x12;
+	pi.src_qpn = 0x34;
+	tlen = mroce_wire_build(t, sizeof(t), &pi);
+	KUNIT_ASSERT_EQ(test, tlen, MROCE_HLEN_ACK);
+	seg[0].flags = 0;
+	KUNIT_EXPECT_LT(test, mroce_wire_seg_build(got, sizeof(got), t, tlen,
+						   mss, mss, 0, &seg[0], &plen),
+			0);
+}
+
 static void mroce_wire_test_fuzz_random(struct kunit *test)
 {
 	struct mroce_pkt_info out;
@@ -1607,6 +1713,7 @@ static struct kunit_case mroce_wire_test_cases[] = {
 	KUNIT_CASE(mroce_wire_test_nccl),
 	KUNIT_CASE(mroce_wire_test_check_order),
 	KUNIT_CASE(mroce_wire_test_helpers),
+	KUNIT_CASE(mroce_wire_test_seg),
 	KUNIT_CASE(mroce_wire_test_fuzz_random),
 	KUNIT_CASE(mroce_wire_test_fuzz_mutate),
 	{}
