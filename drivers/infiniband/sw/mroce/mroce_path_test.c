@@ -240,6 +240,7 @@ static void mroce_path_test_path_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ps->path[2].tx_seq, 1U);
 }
 
+/* A loss without a mark (a lossy link): the weight halves, not the window. */
 static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, 2, 256, true);
@@ -252,24 +253,81 @@ static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 
 	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1000));
 	KUNIT_EXPECT_EQ(test, p->w, 8);
-	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	/* the same window's losses: one decrease */
 	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1050));
 	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1099));
 	KUNIT_EXPECT_EQ(test, p->w, 8);
-	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 3ULL);
 	/* one RTT later: the next */
 	mroce_paths_delivered(ps, 0, false, 1099);
 	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1100));
 	KUNIT_EXPECT_EQ(test, p->w, 4);
-	KUNIT_EXPECT_EQ(test, p->cwnd, 32U);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	/* the other path is not touched */
 	KUNIT_EXPECT_EQ(test, ps->path[1].w, MROCE_PATH_W_ONE);
 	KUNIT_EXPECT_EQ(test, ps->path[1].cwnd, 128U);
 
-	/* floors: 1/16 and one packet */
+	/* the weight's floor, 1/16; the window stays */
 	for (t = 1200; t < 3000; t += 100) {
+		mroce_paths_delivered(ps, 0, false, t);
+		mroce_paths_lost(ps, 0, t);
+	}
+	KUNIT_EXPECT_EQ(test, p->w, MROCE_PATH_W_MIN);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
+}
+
+/*
+ * A loss within 2 SRTT_p of a mark is congestion: the window halves too,
+ * once per SRTT_p; later losses are random again.
+ */
+static void mroce_path_test_loss_congestion(struct kunit *test)
+{
+	struct mroce_paths *ps = paths_new(test, 2, 256, true);
+	struct mroce_path *p = &ps->path[0];
+	u64 t;
+
+	/* SRTT_p 100 us, marked: alpha_p 1/16, w 15, cwnd 124 */
+	mroce_paths_echo(ps, 0, 100, true, 0);
+	KUNIT_EXPECT_EQ(test, p->w, 15);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 124U);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 100));
+	KUNIT_EXPECT_EQ(test, p->w, 7);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	/* the same window's losses: one decrease */
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 150));
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	/* 2 SRTT_p after the mark: a random loss, the window stays */
+	mroce_paths_delivered(ps, 0, false, 200);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 200));
+	KUNIT_EXPECT_EQ(test, p->w, 3);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	/*
+	 * The round with the congestion loss ends without increase (300),
+	 * the next one, with only the random loss in the one before, gives
+	 * back 1/16 and one packet (400).  A round with a random loss ends
+	 * with the window's increase but not the weight's.
+	 */
+	mroce_paths_echo(ps, 0, 100, false, 300);
+	KUNIT_EXPECT_EQ(test, p->w, 3);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	mroce_paths_echo(ps, 0, 100, false, 400);
+	KUNIT_EXPECT_EQ(test, p->w, 4);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 63U);
+	mroce_paths_delivered(ps, 0, false, 450);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 450));
+	KUNIT_EXPECT_EQ(test, p->w, 2);
+	mroce_paths_echo(ps, 0, 100, false, 500);
+	KUNIT_EXPECT_EQ(test, p->w, 2);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
+	/* the other path is not touched */
+	KUNIT_EXPECT_EQ(test, ps->path[1].cwnd, 128U);
+
+	/* marks and losses every round trip: the floors, 1/16 and 1 */
+	for (t = 600; t < 3000; t += 100) {
+		mroce_paths_echo(ps, 0, 100, true, t);
 		mroce_paths_delivered(ps, 0, false, t);
 		mroce_paths_lost(ps, 0, t);
 	}
@@ -285,6 +343,7 @@ static void mroce_path_test_weight_recovery(struct kunit *test)
 	int k;
 
 	mroce_paths_echo(ps, 0, 100, false, 0);
+	p->cong_until_us = 200;		/* as if marked: a congestion loss */
 	mroce_paths_lost(ps, 0, 10);
 	KUNIT_EXPECT_EQ(test, p->w, 8);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 5U);
@@ -771,6 +830,10 @@ static void mroce_path_test_window(struct kunit *test)
 	struct mroce_paths *ps = paths_new(test, MROCE_PATHS_DEF, 256, true);
 
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 256U);
+	/* a random loss keeps the window, a congestion loss halves it */
+	mroce_paths_lost(ps, 3, 0);
+	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 256U);
+	ps->path[0].cong_until_us = 1;	/* as if marked */
 	mroce_paths_lost(ps, 0, 0);
 	KUNIT_EXPECT_EQ(test, ps->path[0].cwnd, 8U);
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 248U);
@@ -825,6 +888,7 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_pick_skips),
 	KUNIT_CASE(mroce_path_test_path_seq),
 	KUNIT_CASE(mroce_path_test_loss_once_per_rtt),
+	KUNIT_CASE(mroce_path_test_loss_congestion),
 	KUNIT_CASE(mroce_path_test_weight_recovery),
 	KUNIT_CASE(mroce_path_test_ce_penalty),
 	KUNIT_CASE(mroce_path_test_qdelay_penalty),
