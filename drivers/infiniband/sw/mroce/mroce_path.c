@@ -300,7 +300,8 @@ static void mroce_path_die(struct mroce_paths *ps, int id, u64 now_us)
 	p->stats.deaths++;
 }
 
-bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us)
+bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
+		      u64 now_us)
 {
 	struct mroce_path *p;
 	bool cong;
@@ -323,6 +324,10 @@ bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us)
 		if (cong)
 			p->cwnd = max(p->cwnd / 2, 1U);
 		p->loss_hold_us = now_us + mroce_path_rtt(ps, p);
+	}
+	if (passed) {
+		p->consec_lost = 0;
+		return false;
 	}
 	if (++p->consec_lost >= MROCE_PATH_DEAD_LOSSES) {
 		mroce_path_die(ps, id, now_us);

@@ -13,7 +13,8 @@
  *   kind of decrease at most once per round trip of the path.  A round
  *   trip without loss or mark gives back 1/16 of weight, one without mark
  *   or congestion loss one packet of window.
- * - Failure: an RTO, or 4 consecutive losses without a delivery, kills
+ * - Failure: an RTO, or 4 consecutive transmissions lost without a
+ *   delivery between or after them on the path, kills
  *   a path: its entropy generation moves on (a new source port, see
  *   mroce_wire_sport()) and it is probed until an ACK answers a probe.
  * - Path sequence numbers: each transmission's number on its path
@@ -254,7 +255,13 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
 
 /*
  * A transmission on @id was declared lost: it leaves the in-flight
- * count, and w_p halves (at least 1/16), at most once per SRTT_p.  If
+ * count, and w_p halves (at least 1/16), at most once per SRTT_p.
+ * @passed: a transmission sent after it on @id was delivered
+ * (mroce_sb_passed()), so the path carries packets: the loss does not
+ * count towards its death, and clears the consecutive losses as a
+ * delivery does (losses are declared in batches, after the deliveries
+ * of the ACK that revealed them: without it, 4 random losses declared
+ * by one ACK would kill a path that delivered between them).  If
  * the path was marked (ECHO_CE or queueing delay, mroce_paths_echo())
  * within the last MROCE_PATH_CONG_RTTS SRTT_p the loss is congestion and
  * cwnd_p halves too (at least 1); else it is taken as random (a lossy
@@ -263,7 +270,8 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
  * if this was the 4th consecutive loss without a delivery and the path
  * died of it (as mroce_paths_kill()).
  */
-bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us);
+bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
+		      u64 now_us);
 
 /*
  * The RTO expired for a packet last sent on @id: the path dies, its
