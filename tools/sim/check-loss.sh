@@ -31,7 +31,7 @@ for paths in 1 16; do
 	done0=$(val "$base" flows_done)
 	done5=$(val "$lossy" flows_done)
 	frac=$(awk -v a="${g5:-0}" -v b="${g0:-0}" \
-		'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }')
+		'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
 	echo "# paths=$paths: goodput ${g0:-?} Gbit/s lossless, ${g5:-?} at 5 % (${frac}); drops ${drops:-?}, resent ${retx:-?}, RTOs ${rtos:-?}, deaths ${deaths:-?}"
 	check "paths=$paths: both runs finish" \
 		"${done0:-0} == 1 && ${done5:-0} == 1"

@@ -439,6 +439,7 @@ int main(int argc, char **argv)
 	cfg.loss = p.num("loss_pct", 0) / 100;
 	cfg.ack_loss = p.num("ack_loss_pct", 0) / 100;
 	cfg.seed = (uint64_t)p.num("seed", 1);
+	cfg.window_inflight = p.num("window_inflight", 0) != 0;
 	bool tcp = cfg.cc == "dctcp";
 
 	if (tcp) {

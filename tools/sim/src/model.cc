@@ -229,7 +229,16 @@ void SendConn::try_send()
 
 		if (ps->windowed)
 			win = std::min(win, mroce_paths_window(ps));
-		if (mroce_psn_fwd(sb.una, sb.nxt) >= std::max(win, 1U)) {
+		u32 used = mroce_psn_fwd(sb.una, sb.nxt);
+
+		if (h->m_net->cfg.window_inflight) {
+			if (used >= MROCE_WINDOW) {
+				f->stall_win++;	/* the SACK span */
+				break;
+			}
+			used = mroce_sb_outstanding(&sb);
+		}
+		if (used >= std::max(win, 1U)) {
 			if (win < std::min<u32>(MROCE_WINDOW, cc.cwnd_pkts))
 				f->stall_path++;	/* the path windows */
 			else

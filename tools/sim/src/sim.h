@@ -126,6 +126,13 @@ struct ModelCfg {
 	double loss = 0;		/* request packets dropped at random */
 	double ack_loss = 0;		/* ACKs dropped at random */
 	uint64_t seed = 1;
+	/*
+	 * window_inflight: the congestion and path windows bound the packets
+	 * in flight (the spec's "Sender state and windows"), not the PSNs
+	 * after the cumulative point (mroce_req_window_open()); an
+	 * experiment, off: the model follows the driver
+	 */
+	bool window_inflight = false;
 };
 
 class MrHost;
