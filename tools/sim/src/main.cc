@@ -436,6 +436,10 @@ int main(int argc, char **argv)
 	cfg.qdelay_target_us = (uint32_t)p.num("qdelay_target_us", 0);
 	cfg.path_qdelay_target_us = (uint32_t)p.num("path_qdelay_target_us", 0);
 	cfg.hint = p.num("rate_hint", 1) != 0;
+	cfg.loss = p.num("loss_pct", 0) / 100;
+	cfg.ack_loss = p.num("ack_loss_pct", 0) / 100;
+	cfg.seed = (uint64_t)p.num("seed", 1);
+	cfg.window_inflight = p.num("window_inflight", 0) != 0;
 	bool tcp = cfg.cc == "dctcp";
 
 	if (tcp) {
@@ -609,6 +613,7 @@ int main(int argc, char **argv)
 		fcsv << "id,kind,src,dst,bytes,rx_bytes,start_us,fct_us,goodput_gbps,pkts,retx,rtos,path_deaths\n";
 	}
 	uint64_t retx = 0, pkts = 0, rtos = 0, tlps = 0, deaths = 0;
+	uint64_t rnd = 0, lpseq = 0, lrack = 0, swin = 0, spath = 0;
 
 	for (auto &f : net.flows) {
 		double fct = f.end_s >= 0 ? (f.end_s - f.start_s) : NAN;
@@ -618,6 +623,11 @@ int main(int argc, char **argv)
 		rtos += f.rtos;
 		tlps += f.tlps;
 		deaths += f.path_deaths;
+		rnd += f.rnd_drops;
+		lpseq += f.lost_pseq;
+		lrack += f.lost_rack;
+		swin += f.stall_win;
+		spath += f.stall_path;
 		if (fcsv)
 			fcsv << f.id << "," << f.kind << "," << f.src << "," << f.dst
 			     << "," << f.bytes << "," << f.rx_bytes << ","
@@ -631,6 +641,16 @@ int main(int argc, char **argv)
 	o.kv("tail_probes", tlps);
 	o.kv("rto_expiries", rtos);
 	o.kv("path_deaths", deaths);
+	if (cfg.loss || cfg.ack_loss) {
+		o.kv("random_drops", rnd);
+		o.kv("random_ack_drops", net.ack_drops);
+	}
+	if (!tcp) {
+		o.kv("lost_path_seq", lpseq);
+		o.kv("lost_rack", lrack);
+		o.kv("stalls_window", swin);
+		o.kv("stalls_path_window", spath);
+	}
 	if (tcp) {
 		uint32_t aborted = 0;
 		uint64_t syn_resent = 0;

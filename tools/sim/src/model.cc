@@ -147,12 +147,17 @@ static void sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 	SendConn *c = (SendConn *)ctx;
 
 	(void)psn;
+	if (ev == MROCE_SB_LOST_PATH_SEQ)
+		c->f->lost_pseq++;
+	else if (ev == MROCE_SB_LOST_RACK)
+		c->f->lost_rack++;
 	if (ev == MROCE_SB_DELIVERED) {
 		mroce_paths_delivered(c->ps, s->path, !(s->flags & MROCE_SB_LOST),
 				      now_us());
 		return;
 	}
-	if (mroce_paths_lost(c->ps, s->path, now_us())) {
+	if (mroce_paths_lost(c->ps, s->path, mroce_sb_passed(&c->sb, s),
+			     now_us())) {
 		c->f->path_deaths++;
 		uint64_t at = mroce_paths_next_probe_us(c->ps);
 
@@ -224,8 +229,22 @@ void SendConn::try_send()
 
 		if (ps->windowed)
 			win = std::min(win, mroce_paths_window(ps));
-		if (mroce_psn_fwd(sb.una, sb.nxt) >= std::max(win, 1U))
+		u32 used = mroce_psn_fwd(sb.una, sb.nxt);
+
+		if (h->m_net->cfg.window_inflight) {
+			if (used >= MROCE_WINDOW) {
+				f->stall_win++;	/* the SACK span */
+				break;
+			}
+			used = mroce_sb_outstanding(&sb);
+		}
+		if (used >= std::max(win, 1U)) {
+			if (win < std::min<u32>(MROCE_WINDOW, cc.cwnd_pkts))
+				f->stall_path++;	/* the path windows */
+			else
+				f->stall_win++;	/* cwnd or the 256-PSN window */
 			break;
+		}
 		if (cc.rate_bps) {
 			u64 wait = mroce_pacer_next_us(&pacer, cc.rate_bps,
 						       cc.pkt_bytes, now_us());
@@ -253,8 +272,10 @@ void SendConn::try_send()
 			}
 			path = mroce_paths_pick(ps);
 		}
-		if (path < 0)
+		if (path < 0) {
+			f->stall_path++;
 			break;
+		}
 		if (!sent)
 			mroce_cc_tx(ops, &cc, sb.una != sb.nxt, now_us(),
 				    mroce_rto_us(&rto), (u64)hint_mbps * 1000000);
@@ -655,6 +676,11 @@ void MrHost::rx(Ptr<Socket> s)
 		auto sc = m_send.find(pi.dest_qpn);
 
 		if (pi.opcode == MROCE_OP_ACK || pi.opcode == MROCE_OP_NAK) {
+			/* ack_loss_pct: as netem on the responder's egress */
+			if (m_net->cfg.ack_loss && m_net->drop(m_net->cfg.ack_loss)) {
+				m_net->ack_drops++;
+				continue;
+			}
 			if (sc != m_send.end())
 				sc->second->on_ack(pi);
 			continue;
@@ -663,6 +689,11 @@ void MrHost::rx(Ptr<Socket> s)
 
 		if (rc == m_recv.end())
 			continue;
+		/* loss_pct: as netem on the requester's egress */
+		if (m_net->cfg.loss && m_net->drop(m_net->cfg.loss)) {
+			m_net->flows[rc->second.flow].rnd_drops++;
+			continue;
+		}
 		if (pi.opcode == MROCE_OP_PROBE) {
 			/* mroce_resp_probe() */
 			rc->second.since_ack++;
@@ -676,7 +707,8 @@ void MrHost::rx(Ptr<Socket> s)
 
 /* ---- the run's endpoints --------------------------------------------- */
 
-MrNet::MrNet(Topology &t, const ModelCfg &c) : topo(t), cfg(c)
+MrNet::MrNet(Topology &t, const ModelCfg &c)
+	: topo(t), cfg(c), loss_rng(c.seed * 0x9e3779b97f4a7c15ULL + 1)
 {
 	static bool registered;
 

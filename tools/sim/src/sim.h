@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,9 @@ struct FlowRec {
 	uint64_t rx_bytes = 0;		/* new bytes the receiver placed */
 	std::vector<uint64_t> rx_bins;	/* rx bytes per bin (Stats::bin_s) */
 	uint64_t retx = 0, rtos = 0, tlps = 0, pkts = 0, path_deaths = 0;
+	uint64_t rnd_drops = 0;		/* request packets loss_pct dropped */
+	uint64_t lost_pseq = 0, lost_rack = 0;	/* declared lost, by rule */
+	uint64_t stall_win = 0, stall_path = 0;	/* new packet held: window */
 	std::string kind;		/* "incast", "perm", ... */
 };
 
@@ -119,6 +123,16 @@ struct ModelCfg {
 	uint32_t hint_epoch_us = 100;	/* MROCE_HINT_EPOCH_US */
 	bool hint = true;		/* receiver sends rate hints */
 	double bin_s = 1e-5;		/* receive-rate bins */
+	double loss = 0;		/* request packets dropped at random */
+	double ack_loss = 0;		/* ACKs dropped at random */
+	uint64_t seed = 1;
+	/*
+	 * window_inflight: the congestion and path windows bound the packets
+	 * in flight (the spec's "Sender state and windows"), not the PSNs
+	 * after the cumulative point (mroce_req_window_open()); an
+	 * experiment, off: the model follows the driver
+	 */
+	bool window_inflight = false;
 };
 
 class MrHost;
@@ -134,6 +148,12 @@ public:
 	Topology &topo;
 	ModelCfg cfg;
 	std::vector<ns3::Ptr<MrHost>> hosts;
+	std::mt19937_64 loss_rng;	/* loss_pct, ack_loss_pct */
+	bool drop(double prob)
+	{
+		return std::uniform_real_distribution<double>(0, 1)(loss_rng) < prob;
+	}
+	uint64_t ack_drops = 0;
 };
 
 } /* namespace mrsim */

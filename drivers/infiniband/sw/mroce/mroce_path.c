@@ -10,7 +10,18 @@
  * burst of losses or marks from one window is one congestion event.  An
  * independent round clock ends a round on the first echo at least one
  * SRTT_p after the round began; a round without loss or mark ends with
- * the increase.
+ * the weight's increase, one without mark or congestion loss with the
+ * window's.
+ *
+ * Loss and the window.  A loss cuts cwnd_p only next to a mark (within
+ * MROCE_PATH_CONG_RTTS SRTT_p of one), as the connection's rate is cut
+ * only next to CE or the delay signal (mroce_cc_metaroce.c): switches
+ * mark before they drop, so a loss without a mark is a lossy link, and
+ * halving the window on it is Reno's response, which at a loss rate p
+ * holds a path near 1.2 / sqrt(p) packets per round trip whatever the
+ * link could carry (and here less: the window grew back only in round
+ * trips without any loss).  The weight still halves on every loss, so
+ * a path that loses more than the others gets fewer packets.
  *
  * Smooth weighted round-robin (as nginx's upstream balancer): each pick
  * adds w_p to the credit of every eligible path and takes the one with
@@ -60,6 +71,7 @@ static void mroce_path_start_round(const struct mroce_paths *ps,
 {
 	p->round_end_us = now_us + mroce_path_rtt(ps, p);
 	p->round_dirty = false;
+	p->round_marked = false;
 }
 
 int mroce_paths_init(struct mroce_paths *ps, u32 n, u32 win_pkts,
@@ -246,6 +258,9 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
 
 	if (ce || qdelay) {
 		p->round_dirty = true;
+		p->round_marked = true;
+		p->cong_until_us = now_us + (u64)MROCE_PATH_CONG_RTTS *
+					    mroce_path_rtt(ps, p);
 		if (now_us >= p->mark_hold_us) {
 			/* alpha_p > 0 here: each decrease takes >= 1/16 */
 			p->w = max_t(u32, mroce_path_scale(p->w, p->alpha),
@@ -256,10 +271,10 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
 	}
 
 	if (now_us >= p->round_end_us) {
-		if (!p->round_dirty) {
+		if (!p->round_dirty)
 			p->w = min(p->w + 1, MROCE_PATH_W_ONE);
+		if (!p->round_marked)
 			p->cwnd = min(p->cwnd + 1, ps->win_pkts);
-		}
 		mroce_path_start_round(ps, p, now_us);
 	}
 }
@@ -280,13 +295,16 @@ static void mroce_path_die(struct mroce_paths *ps, int id, u64 now_us)
 	p->srtt_x8 = 0;
 	p->min_rtt_us = 0;
 	p->alpha = 0;
+	p->cong_until_us = 0;
 	p->consec_lost = 0;
 	p->stats.deaths++;
 }
 
-bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us)
+bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
+		      u64 now_us)
 {
 	struct mroce_path *p;
+	bool cong;
 
 	if (!mroce_paths_valid(ps, id))
 		return false;
@@ -297,11 +315,19 @@ bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us)
 	if (!mroce_paths_active(ps, id))
 		return false;
 
+	cong = now_us < p->cong_until_us;
 	p->round_dirty = true;
+	if (cong)
+		p->round_marked = true;
 	if (now_us >= p->loss_hold_us) {
 		p->w = max_t(u32, p->w / 2, MROCE_PATH_W_MIN);
-		p->cwnd = max(p->cwnd / 2, 1U);
+		if (cong)
+			p->cwnd = max(p->cwnd / 2, 1U);
 		p->loss_hold_us = now_us + mroce_path_rtt(ps, p);
+	}
+	if (passed) {
+		p->consec_lost = 0;
+		return false;
 	}
 	if (++p->consec_lost >= MROCE_PATH_DEAD_LOSSES) {
 		mroce_path_die(ps, id, now_us);

@@ -5,12 +5,16 @@
  *
  * - Spraying: new packets go to the active paths with free path window,
  *   chosen by a smooth weighted round-robin over the path weights w_p.
- * - Penalty: a declared loss halves w_p and cwnd_p, an ECN echo or a
- *   queueing delay above target_qdelay scales them by (1 - alpha_p / 2);
- *   each kind of decrease at most once per round trip of the path.  A
- *   round trip without loss or mark gives back 1/16 of weight and one
- *   packet of window.
- * - Failure: an RTO, or 4 consecutive losses without a delivery, kills
+ * - Penalty: a declared loss halves w_p, an ECN echo or a queueing
+ *   delay above target_qdelay scales w_p and cwnd_p by (1 - alpha_p / 2);
+ *   a loss halves cwnd_p too if the path was marked within the last
+ *   MROCE_PATH_CONG_RTTS round trips (congestion), not otherwise (a lossy
+ *   link: the window stays, the weight moves traffic off the path); each
+ *   kind of decrease at most once per round trip of the path.  A round
+ *   trip without loss or mark gives back 1/16 of weight, one without mark
+ *   or congestion loss one packet of window.
+ * - Failure: an RTO, or 4 consecutive transmissions lost without a
+ *   delivery between or after them on the path, kills
  *   a path: its entropy generation moves on (a new source port, see
  *   mroce_wire_sport()) and it is probed until an ACK answers a probe.
  * - Path sequence numbers: each transmission's number on its path
@@ -46,6 +50,7 @@
 #define MROCE_PATH_SRTT_SHIFT		3	/* SRTT_p gain 1/8 */
 
 #define MROCE_PATH_DEAD_LOSSES		4	/* consecutive, no delivery */
+#define MROCE_PATH_CONG_RTTS		2	/* a loss this close to a mark */
 #define MROCE_PATH_PROBE_MIN_US		100	/* probe every max(SRTT, this) */
 #define MROCE_PATH_PROBES_PER_GEN	3	/* unanswered, then gen++ */
 /*
@@ -88,6 +93,7 @@ struct mroce_path {
 	u8 gen_probes;		/* probes sent in this generation */
 	u8 dead_gens;		/* generations probed since it died */
 	bool round_dirty;	/* a loss or mark in the current round */
+	bool round_marked;	/* a mark or congestion loss in the round */
 	s32 credit;		/* smooth weighted round-robin */
 	u32 cwnd;		/* path window, packets, >= 1 */
 	u32 inflight;		/* packets sent and not delivered or lost */
@@ -99,6 +105,7 @@ struct mroce_path {
 	u64 round_end_us;	/* current round trip ends */
 	u64 loss_hold_us;	/* no loss decrease before */
 	u64 mark_hold_us;	/* no mark decrease before */
+	u64 cong_until_us;	/* a loss before this is congestion */
 	u64 next_probe_us;	/* dead: next probe due */
 	u64 last_delivery_us;	/* 0: never */
 	u64 last_echo_us;	/* last ACK echoing the path, 0: never */
@@ -238,8 +245,9 @@ void mroce_paths_delivered(struct mroce_paths *ps, int id, bool in_flight,
  * ECHO_CE.  Updates SRTT_p, min_rtt_p, the connection min_rtt and
  * alpha_p; a mark (ECHO_CE, or SRTT_p - min_rtt > qdelay_target_us) scales
  * w_p and cwnd_p by (1 - alpha_p / 2), at most once per SRTT_p; a round
- * trip (SRTT_p) without loss or mark adds 1/16 to w_p (up to 1) and one
- * packet to cwnd_p (up to the connection window).  Echoes of a dead path
+ * trip (SRTT_p) without loss or mark adds 1/16 to w_p (up to 1), one
+ * without mark or congestion loss one packet to cwnd_p (up to the
+ * connection window).  Echoes of a dead path
  * are ignored: call mroce_paths_probe_acked() first.
  */
 void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
@@ -247,11 +255,23 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
 
 /*
  * A transmission on @id was declared lost: it leaves the in-flight
- * count, and w_p and cwnd_p halve (at least 1/16 and 1), at most once
- * per SRTT_p.  Returns true if this was the 4th consecutive loss without
- * a delivery and the path died of it (as mroce_paths_kill()).
+ * count, and w_p halves (at least 1/16), at most once per SRTT_p.
+ * @passed: a transmission sent after it on @id was delivered
+ * (mroce_sb_passed()), so the path carries packets: the loss does not
+ * count towards its death, and clears the consecutive losses as a
+ * delivery does (losses are declared in batches, after the deliveries
+ * of the ACK that revealed them: without it, 4 random losses declared
+ * by one ACK would kill a path that delivered between them).  If
+ * the path was marked (ECHO_CE or queueing delay, mroce_paths_echo())
+ * within the last MROCE_PATH_CONG_RTTS SRTT_p the loss is congestion and
+ * cwnd_p halves too (at least 1); else it is taken as random (a lossy
+ * link), which selective retransmission repairs: halving the window for
+ * it would cap the path at a few packets per round trip.  Returns true
+ * if this was the 4th consecutive loss without a delivery and the path
+ * died of it (as mroce_paths_kill()).
  */
-bool mroce_paths_lost(struct mroce_paths *ps, int id, u64 now_us);
+bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
+		      u64 now_us);
 
 /*
  * The RTO expired for a packet last sent on @id: the path dies, its

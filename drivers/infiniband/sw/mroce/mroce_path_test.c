@@ -240,6 +240,7 @@ static void mroce_path_test_path_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ps->path[2].tx_seq, 1U);
 }
 
+/* A loss without a mark (a lossy link): the weight halves, not the window. */
 static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, 2, 256, true);
@@ -250,28 +251,85 @@ static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_path_srtt_us(p), 100U);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1000));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1000));
 	KUNIT_EXPECT_EQ(test, p->w, 8);
-	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	/* the same window's losses: one decrease */
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1050));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1099));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1050));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1099));
 	KUNIT_EXPECT_EQ(test, p->w, 8);
-	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 3ULL);
 	/* one RTT later: the next */
 	mroce_paths_delivered(ps, 0, false, 1099);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 1100));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1100));
 	KUNIT_EXPECT_EQ(test, p->w, 4);
-	KUNIT_EXPECT_EQ(test, p->cwnd, 32U);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	/* the other path is not touched */
 	KUNIT_EXPECT_EQ(test, ps->path[1].w, MROCE_PATH_W_ONE);
 	KUNIT_EXPECT_EQ(test, ps->path[1].cwnd, 128U);
 
-	/* floors: 1/16 and one packet */
+	/* the weight's floor, 1/16; the window stays */
 	for (t = 1200; t < 3000; t += 100) {
 		mroce_paths_delivered(ps, 0, false, t);
-		mroce_paths_lost(ps, 0, t);
+		mroce_paths_lost(ps, 0, false, t);
+	}
+	KUNIT_EXPECT_EQ(test, p->w, MROCE_PATH_W_MIN);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
+}
+
+/*
+ * A loss within 2 SRTT_p of a mark is congestion: the window halves too,
+ * once per SRTT_p; later losses are random again.
+ */
+static void mroce_path_test_loss_congestion(struct kunit *test)
+{
+	struct mroce_paths *ps = paths_new(test, 2, 256, true);
+	struct mroce_path *p = &ps->path[0];
+	u64 t;
+
+	/* SRTT_p 100 us, marked: alpha_p 1/16, w 15, cwnd 124 */
+	mroce_paths_echo(ps, 0, 100, true, 0);
+	KUNIT_EXPECT_EQ(test, p->w, 15);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 124U);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100));
+	KUNIT_EXPECT_EQ(test, p->w, 7);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	/* the same window's losses: one decrease */
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 150));
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	/* 2 SRTT_p after the mark: a random loss, the window stays */
+	mroce_paths_delivered(ps, 0, false, 200);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 200));
+	KUNIT_EXPECT_EQ(test, p->w, 3);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	/*
+	 * The round with the congestion loss ends without increase (300),
+	 * the next one, with only the random loss in the one before, gives
+	 * back 1/16 and one packet (400).  A round with a random loss ends
+	 * with the window's increase but not the weight's.
+	 */
+	mroce_paths_echo(ps, 0, 100, false, 300);
+	KUNIT_EXPECT_EQ(test, p->w, 3);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
+	mroce_paths_echo(ps, 0, 100, false, 400);
+	KUNIT_EXPECT_EQ(test, p->w, 4);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 63U);
+	mroce_paths_delivered(ps, 0, false, 450);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 450));
+	KUNIT_EXPECT_EQ(test, p->w, 2);
+	mroce_paths_echo(ps, 0, 100, false, 500);
+	KUNIT_EXPECT_EQ(test, p->w, 2);
+	KUNIT_EXPECT_EQ(test, p->cwnd, 64U);
+	/* the other path is not touched */
+	KUNIT_EXPECT_EQ(test, ps->path[1].cwnd, 128U);
+
+	/* marks and losses every round trip: the floors, 1/16 and 1 */
+	for (t = 600; t < 3000; t += 100) {
+		mroce_paths_echo(ps, 0, 100, true, t);
+		mroce_paths_delivered(ps, 0, false, t);
+		mroce_paths_lost(ps, 0, false, t);
 	}
 	KUNIT_EXPECT_EQ(test, p->w, MROCE_PATH_W_MIN);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 1U);
@@ -285,7 +343,8 @@ static void mroce_path_test_weight_recovery(struct kunit *test)
 	int k;
 
 	mroce_paths_echo(ps, 0, 100, false, 0);
-	mroce_paths_lost(ps, 0, 10);
+	p->cong_until_us = 200;		/* as if marked: a congestion loss */
+	mroce_paths_lost(ps, 0, false, 10);
 	KUNIT_EXPECT_EQ(test, p->w, 8);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 5U);
 	/* the round with the loss ends without increase */
@@ -418,14 +477,14 @@ static void mroce_path_test_consecutive_losses(struct kunit *test)
 		mroce_paths_sent(ps, 1, false);
 	/* three losses, a delivery, three losses: alive */
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, 100));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 100));
 	mroce_paths_delivered(ps, 1, true, 100);
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, 200));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 200));
 	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
 	/* the 4th in a row kills it */
-	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 1, 300));
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 1, false, 300));
 	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_DEAD);
 	KUNIT_EXPECT_STREQ(test, mroce_path_state_name(p), "dead");
 	KUNIT_EXPECT_EQ(test, p->gen, 1);
@@ -436,12 +495,43 @@ static void mroce_path_test_consecutive_losses(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	/* its last packet is lost too: no second death */
 	mroce_paths_sent(ps, 1, true);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, 400));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 400));
 	KUNIT_EXPECT_EQ(test, p->gen, 1);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 8ULL);
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	for (i = 0; i < 30; i++)
 		KUNIT_EXPECT_NE(test, paths_send(ps), 1);
+}
+
+/*
+ * Losses that a later delivery on the path passed (declared by one ACK,
+ * after the deliveries it reported) are not in a row: they clear the
+ * count as a delivery does, and never kill the path.
+ */
+static void mroce_path_test_passed_losses(struct kunit *test)
+{
+	struct mroce_paths *ps = paths_new(test, 1, 256, true);
+	struct mroce_path *p = &ps->path[0];
+	int i;
+
+	for (i = 0; i < 12; i++)
+		mroce_paths_sent(ps, 0, false);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100));
+	KUNIT_EXPECT_EQ(test, p->consec_lost, 3);
+	for (i = 0; i < 6; i++)
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, true, 100));
+	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
+	KUNIT_EXPECT_EQ(test, p->stats.lost, 9ULL);
+	KUNIT_EXPECT_EQ(test, p->inflight, 3U);
+	/* the weight still pays, once per SRTT_p */
+	KUNIT_EXPECT_EQ(test, p->w, 8);
+	/* then 4 not passed: dead */
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 200));
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, false, 200));
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_DEAD);
 }
 
 static void mroce_path_test_kill(struct kunit *test)
@@ -544,7 +634,7 @@ static void mroce_path_test_probe_revives(struct kunit *test)
 	mroce_paths_kill(ps, 1, 100);
 	/* the caller declares the dead path's packets lost */
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, 100));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 100));
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	/* nothing sent in this generation yet */
 	KUNIT_EXPECT_FALSE(test, mroce_paths_probe_acked(ps, 1, 3, 100));
@@ -674,8 +764,8 @@ static void mroce_path_test_one_path(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 	KUNIT_EXPECT_EQ(test, mroce_paths_srtt_spread_us(ps), 0U);
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, 100 * i));
-	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, 300));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100 * i));
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, false, 300));
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick_retx(ps, 0), 0);
 	KUNIT_EXPECT_EQ(test, mroce_paths_probe_due(ps, 300, 0, &seq), 0);
@@ -715,7 +805,7 @@ static void mroce_path_test_64_paths(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ps->active, U64_MAX);
 	/* 63 x 4 + the revived path's 1 */
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 253U);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 64, 0));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 64, false, 0));
 	mroce_paths_echo(ps, 64, 10, true, 0);
 	KUNIT_EXPECT_EQ(test, ps->min_rtt_us, 0U);
 }
@@ -736,13 +826,13 @@ static void mroce_path_test_inflight_underflow(struct kunit *test)
 	/* lost, then delivered after all: in_flight = false */
 	mroce_paths_sent(ps, 0, false);
 	mroce_paths_sent(ps, 0, false);
-	mroce_paths_lost(ps, 0, 30);
+	mroce_paths_lost(ps, 0, false, 30);
 	KUNIT_EXPECT_EQ(test, p->inflight, 1U);
 	mroce_paths_delivered(ps, 0, false, 40);
 	KUNIT_EXPECT_EQ(test, p->inflight, 1U);
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
-	mroce_paths_lost(ps, 0, 50);
-	mroce_paths_lost(ps, 0, 50);
+	mroce_paths_lost(ps, 0, false, 50);
+	mroce_paths_lost(ps, 0, false, 50);
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	KUNIT_EXPECT_EQ(test, p->stats.delivered, 3ULL);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 3ULL);
@@ -771,7 +861,11 @@ static void mroce_path_test_window(struct kunit *test)
 	struct mroce_paths *ps = paths_new(test, MROCE_PATHS_DEF, 256, true);
 
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 256U);
-	mroce_paths_lost(ps, 0, 0);
+	/* a random loss keeps the window, a congestion loss halves it */
+	mroce_paths_lost(ps, 3, false, 0);
+	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 256U);
+	ps->path[0].cong_until_us = 1;	/* as if marked */
+	mroce_paths_lost(ps, 0, false, 0);
 	KUNIT_EXPECT_EQ(test, ps->path[0].cwnd, 8U);
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 248U);
 	mroce_paths_kill(ps, 1, 0);
@@ -825,10 +919,12 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_pick_skips),
 	KUNIT_CASE(mroce_path_test_path_seq),
 	KUNIT_CASE(mroce_path_test_loss_once_per_rtt),
+	KUNIT_CASE(mroce_path_test_loss_congestion),
 	KUNIT_CASE(mroce_path_test_weight_recovery),
 	KUNIT_CASE(mroce_path_test_ce_penalty),
 	KUNIT_CASE(mroce_path_test_qdelay_penalty),
 	KUNIT_CASE(mroce_path_test_consecutive_losses),
+	KUNIT_CASE(mroce_path_test_passed_losses),
 	KUNIT_CASE(mroce_path_test_kill),
 	KUNIT_CASE(mroce_path_test_probe_cadence),
 	KUNIT_CASE(mroce_path_test_probe_backoff),

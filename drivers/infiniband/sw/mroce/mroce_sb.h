@@ -33,6 +33,7 @@
 #ifndef MROCE_SB_H
 #define MROCE_SB_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 #include "mroce_psn.h"
@@ -134,6 +135,20 @@ u32 mroce_sb_detect(struct mroce_sb *sb, const struct mroce_sb_clock *c,
  * was delivered, exactly that copy.  Call before mroce_sb_ack().
  */
 void mroce_sb_echo(struct mroce_sb *sb, u8 path, u32 path_seq, u32 xmit_us);
+
+/*
+ * Was a transmission sent on the path of @s after @s delivered (its path
+ * sequence number is below the highest delivered on that path)?  Then
+ * the path carries packets: @s's loss is not a sign of a dead path.
+ * True for every rule 1 loss.
+ */
+static inline bool mroce_sb_passed(const struct mroce_sb *sb,
+				   const struct mroce_sb_slot *s)
+{
+	return s->path < MROCE_SB_PATHS &&
+	       (sb->dlv_paths & BIT_ULL(s->path)) &&
+	       (s32)(sb->dlv_seq[s->path] - s->path_seq) > 0;
+}
 
 /* The oldest PSN declared lost and not resent yet, from @from on. */
 bool mroce_sb_next_lost(const struct mroce_sb *sb, u32 from, u32 *psn);

@@ -445,6 +445,30 @@ static void mroce_sb_test_retx_ambiguous(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_sb_detect(sb, &c, NULL, NULL, NULL), 7U);
 }
 
+/*
+ * mroce_sb_passed(): a loss with a later delivery on its own path (every
+ * rule 1 loss) says nothing against the path; one without does.
+ */
+static void mroce_sb_test_passed(struct kunit *test)
+{
+	struct mroce_sb *sb = sb_new(test, 0);
+	u64 sack[MROCE_WIRE_SACK_WORDS] = {};
+	u32 seq[2] = {};
+
+	/* PSNs 0..9 alternate over paths 0 and 1 */
+	sb_send(test, sb, 10, 2, seq, 0);
+	KUNIT_EXPECT_FALSE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 0)));
+	/* path 0: PSN 6 (seq 3) arrives; path 1: nothing */
+	sack_set(sack, 6);
+	KUNIT_EXPECT_EQ(test, mroce_sb_ack(sb, 0, sack, NULL, NULL), 1);
+	KUNIT_EXPECT_TRUE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 0)));
+	KUNIT_EXPECT_TRUE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 4)));
+	KUNIT_EXPECT_FALSE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 6)));
+	KUNIT_EXPECT_FALSE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 8)));
+	KUNIT_EXPECT_FALSE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 1)));
+	KUNIT_EXPECT_FALSE(test, mroce_sb_passed(sb, mroce_sb_slot(sb, 9)));
+}
+
 static struct kunit_case mroce_sb_cases[] = {
 	KUNIT_CASE(mroce_sb_test_retx_ambiguous),
 	KUNIT_CASE(mroce_sb_test_dup_echo),
@@ -461,6 +485,7 @@ static struct kunit_case mroce_sb_cases[] = {
 	KUNIT_CASE(mroce_sb_test_duplicates),
 	KUNIT_CASE(mroce_sb_test_lost_twice),
 	KUNIT_CASE(mroce_sb_test_adapt),
+	KUNIT_CASE(mroce_sb_test_passed),
 	{}
 };
 
