@@ -3,7 +3,9 @@
 # mroce top-level build.
 #
 #   make            kernel module (against KDIR), rdma-core provider, tools
-#                   (tools/kulp/mroce_kulp.ko, a kernel ULP, included)
+#                   (tools/kulp/mroce_kulp.ko, a kernel ULP, included) and
+#                   tools/xport-test/mroce_xtest.ko (a test offload
+#                   provider, linked against the module's Module.symvers)
 #   make check      lint + KUnit + guest tests, a subset on 6.12 too
 #                   (what CI runs; tools/check.sh)
 #   make check-install  t-70-install: the packages installed in a guest
@@ -37,9 +39,9 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile sim clean
+.PHONY: all modules provider tools xport-test conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile sim clean
 
-all: modules provider tools
+all: modules provider tools xport-test
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_MROCE=m modules
@@ -53,6 +55,11 @@ tools: provider
 	$(MAKE) -C tools/fuzz
 	$(MAKE) -C tools/conformance
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp modules
+
+# the test offload provider calls mroce.ko's exports: after the module
+xport-test: modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/xport-test \
+		KBUILD_EXTRA_SYMBOLS=$(CURDIR)/Module.symvers modules
 
 # the packages first: t-70-install installs them in the guest
 check: all deb
@@ -107,3 +114,4 @@ clean:
 	$(MAKE) -C tools/conformance clean
 	$(MAKE) -C tools/sim clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/kulp clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tools/xport-test clean

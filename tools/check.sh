@@ -14,6 +14,16 @@
 #   kunit  protocol state machine suites on UML (kunit/run-kunit.sh)
 #   guest  device and data path tests in a qemu guest (tools/tests/),
 #          all but t-70-install
+#   xport  the provider seam with a second user: a small subset of the
+#          guest tests (MROCE_XPORT_CI_TESTS) again, with MROCE_XPORT=xtest:
+#          every device bound to the test offload provider
+#          tools/xport-test/mroce_xtest.ko (claim='*'), which cuts the
+#          requester's chunks into packets itself as a NIC with
+#          MROCE_XPORT_CAP_SEG would; results in build/results-xtest/.
+#          t-44-xport (in the guest stage) tests the provider itself.
+#          Measured 2026-12-05 on 2 cores shared with other work: 164 s
+#          (t-20 100 s, t-22 45 s, boot).  t-40-lossy (about 230 s)
+#          would take it past 5 minutes.
 #   install t-70-install in a guest of its own: the packages of "make
 #          deb" (make check builds and lints them first) installed with
 #          dpkg, the module built by DKMS, used without insmod.  Not in
@@ -48,10 +58,12 @@ set -uo pipefail
 top=$(dirname "$(dirname "$(readlink -f "$0")")")
 cd "$top" || exit 1
 
-stages=${MROCE_CHECK_STAGES:-lint unit kunit guest debug k612}
+stages=${MROCE_CHECK_STAGES:-lint unit kunit guest xport debug k612}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
-: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-43-zcopy t-61-verbsfuzz}"
+: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-43-zcopy t-44-xport t-61-verbsfuzz}"
+# the test offload provider's subset: see "xport" above
+: "${MROCE_XPORT_CI_TESTS=t-20-rc-pingpong t-22-verify}"
 # the 6.12 guest's subset: see "k612" above
 : "${MROCE_K612_CI_TESTS=t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
 failed=()
@@ -86,6 +98,10 @@ for s in $stages; do
 			grep -vx t-70-install)
 		run_stage guest tools/guest/mroce-vm --timeout 2400 -- \
 			tools/tests/run-guest-tests.sh "${guest_tests[@]}" ;;
+	xport)	read -ra xport_tests <<<"$MROCE_XPORT_CI_TESTS"
+		MROCE_XPORT=xtest run_stage xport tools/guest/mroce-vm \
+			--timeout 900 --results "$top/build/results-xtest" -- \
+			tools/tests/run-guest-tests.sh "${xport_tests[@]}" ;;
 	install) run_stage install tools/guest/mroce-vm --timeout 2700 -- \
 			tools/tests/run-guest-tests.sh t-70-install ;;
 	debug)	debug_tests=()

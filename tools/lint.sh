@@ -19,14 +19,17 @@
 #    skipped), and with
 #    the same strictness on the rdma-core provider, minus the checks that
 #    only make sense for kernel code (see PROVIDER_IGNORE below), and on
-#    the test ULP tools/kulp/ (kernel code).
+#    the test ULP tools/kulp/ and the test offload provider
+#    tools/xport-test/ (kernel code).
 #    --root points at the unpacked tree only so that CamelCase names
 #    defined in kernel headers (SetPageDirty, ...) are not reported.
 # 2. the pure protocol files (the driver Makefile's "pure protocol" group,
 #    the KUnit suites and the headers they include) include no ib_core,
 #    rdma or net header and none of the glue's headers (mroce.h, ...).
 # 3. make -C $KDIR M=<copy> CONFIG_RDMA_MROCE=m W=1 C=1 modules, then the
-#    KUnit objects (CONFIG_RDMA_MROCE_KUNIT_TEST=m) compiled alone: Debian
+#    KUnit objects (CONFIG_RDMA_MROCE_KUNIT_TEST=m) compiled alone, and
+#    tools/xport-test (it includes the driver's mroce_xport.h and links
+#    against the copy's Module.symvers), W=1 C=1 in a copy too: Debian
 #    kernels have no CONFIG_KUNIT, so they cannot be linked, but gcc W=1
 #    and sparse still see them.  The build runs in a fresh copy of Kbuild,
 #    uapi/ and the driver folder, not in the repo: C=1 only checks files
@@ -231,6 +234,10 @@ main()
 	while read -r f; do
 		[ -n "$f" ] && checkpatch_file "$f"
 	done < <(sources "$root/tools/kulp")
+	# the test offload provider (t-44-xport) too
+	while read -r f; do
+		[ -n "$f" ] && checkpatch_file "$f"
+	done < <(sources "$root/tools/xport-test")
 
 	if [ $cp_bad -eq 0 ]; then
 		cp_result="checkpatch $cp_files files clean"
@@ -277,6 +284,20 @@ main()
 		build CONFIG_RDMA_MROCE_KUNIT_TEST=m \
 			KCFLAGS=-DCONFIG_RDMA_MROCE_KUNIT_TEST_MODULE=1 \
 			"${test_objs[@]}" || build_ok=0
+	fi
+
+	# the test offload provider, against the copy's exports
+	if [ $build_ok -eq 1 ]; then
+		if mkdir -p "$tmp/tools/xport-test" &&
+		   cp "$root/tools/xport-test/Kbuild" "$root/tools/xport-test"/*.c \
+			"$tmp/tools/xport-test/"; then
+			make -C "$kdir" M="$tmp/tools/xport-test" W=1 C=1 \
+				KBUILD_EXTRA_SYMBOLS="$tmp/Module.symvers" modules 2>&1 |
+				sed -e "s|$tmp/|$root/|g" -e "s|$root/||g" |
+				tee -a "$log" || build_ok=0
+		else
+			build_ok=0
+		fi
 	fi
 
 	nwarn=$(grep -ciE 'warning:|error:' "$log")

@@ -11,7 +11,8 @@
 #   2. mroce.ko built against it, in a copy of the sources under
 #      build/debug-module/ (the module in the tree stays the one for
 #      Debian's kernel), with -g so that scripts/faddr2line can place
-#      mroce's frames of a report
+#      mroce's frames of a report; tools/kulp's modules and the test
+#      offload provider tools/xport-test (in the copy) too
 #   3. tools/guest/mroce-vm boots it (its modules shared in at
 #      /lib/modules/<version>) and runs tools/tests/run-guest-tests.sh with
 #      MROCE_KO pointing at that module and the tests' timeouts scaled,
@@ -108,6 +109,27 @@ if [ "$SELFTEST" = 0 ]; then
 	fi
 fi
 
+# --- the test offload provider (tools/xport-test: t-44, MROCE_XPORT=xtest)
+# for this kernel, against the copy's exports; in the copy, where its
+# Kbuild finds the driver's mroce_xport.h two levels up as in the tree.
+# The tests find it through MROCE_XTEST_KO.
+xtest=$copy/tools/xport-test
+if [ "$SELFTEST" = 0 ]; then
+	if ! { mkdir -p "$xtest" &&
+		cp tools/xport-test/Kbuild tools/xport-test/*.c "$xtest/"; }; then
+		die "cannot copy tools/xport-test to $xtest"
+	fi
+	if ! make -C "$dk/build" M="$xtest" KCFLAGS=-g \
+		KBUILD_EXTRA_SYMBOLS="$copy/Module.symvers" modules \
+		>"$copy-xtest.log" 2>&1; then
+		tail -n 30 "$copy-xtest.log" >&2
+		die "tools/xport-test does not build against $kver (log: $copy-xtest.log)"
+	fi
+	if grep -E 'warning:|error:' "$copy-xtest.log" >&2; then
+		die "building tools/xport-test against $kver printed warnings (log: $copy-xtest.log)"
+	fi
+fi
+
 # --- the suite on the debug kernel
 results=$TOP/build/results-debug
 [ "$SELFTEST" = 0 ] || results=$TOP/build/results-debug-selftest
@@ -118,6 +140,7 @@ t1=$(date +%s)
 # the extracted vmlinux through its PVH note (seen with 6.1 + KASAN); the
 # bzImage boots (~3.5 s slower under TCG, once per run).
 MROCE_VM_BZIMAGE=1 MROCE_KO=$ko MROCE_KULP_DIR=$kulp \
+	MROCE_XTEST_KO=$xtest/mroce_xtest.ko \
 	MROCE_TEST_TIMEOUT_SCALE=${MROCE_DEBUG_TIMEOUT_SCALE:-4} \
 	"$HERE/mroce-vm" --batch --kernel "$dk/bzImage" --modules "$dk/modules" \
 	--mem "${MROCE_DEBUG_MEM:-3G}" --append kasan_multi_shot \

@@ -18,13 +18,15 @@
 #      linux-headers-6.12-amd64 metapackage points at; no ABI number is
 #      written down anywhere) gives the headers;
 #   2. mroce.ko built against them with W=1 and sparse (C=1) in a copy of
-#      the sources under build/k612-module/, and tools/kulp's modules
-#      under build/k612-kulp/ (the objects in the tree stay the 6.1 ones);
+#      the sources under build/k612-module/, tools/kulp's modules
+#      under build/k612-kulp/ and the test offload provider under
+#      build/k612-module/tools/xport-test/ (the objects in the tree stay
+#      the 6.1 ones);
 #      any warning fails the lane;
 #   3. tools/guest/mroce-vm boots that release's /boot/vmlinuz and its
 #      /lib/modules (linux-image-6.12-amd64; the initramfs is built for it
 #      and cached) and runs tools/tests/run-guest-tests.sh with MROCE_KO
-#      and MROCE_KULP_DIR pointing at the modules of step 2.
+#      MROCE_KULP_DIR and MROCE_XTEST_KO pointing at the modules of step 2.
 #
 #   MROCE_KVER            kernel series or release (default 6.12)
 #   MROCE_K612_TESTS      tests run by default (see below)
@@ -73,14 +75,17 @@ if [ ! -r "/boot/vmlinuz-$kver" ] || [ ! -f "/lib/modules/$kver/modules.dep" ]; 
 fi
 echo "$ME: kernel $kver ($kdir)"
 
-# build DIR NAME: make modules in DIR with W=1 C=1, fail on any warning
+# build DIR NAME [MAKE_ARG...]: make modules in DIR with W=1 C=1, fail on
+# any warning
 build() {
 	local dir=$1 name=$2
+
+	shift 2
 
 	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
 		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
 		-o -name '.*.d' -o -name Module.symvers \) -delete
-	if ! make -C "$kdir" M="$dir" W=1 C=1 CONFIG_RDMA_MROCE=m modules \
+	if ! make -C "$kdir" M="$dir" W=1 C=1 CONFIG_RDMA_MROCE=m "$@" modules \
 		>"$dir.log" 2>&1; then
 		tail -n 30 "$dir.log" >&2
 		die "$name does not build against $kver (log: $dir.log)"
@@ -94,6 +99,7 @@ mod=drivers/infiniband/sw/mroce
 copy=$TOP/build/k612-module
 ko=$copy/$mod/mroce.ko
 kulp=$TOP/build/k612-kulp
+xtest=$copy/tools/xport-test
 
 build_modules() {
 	command -v sparse >/dev/null || die "sparse not installed (apt-get install sparse)"
@@ -105,13 +111,20 @@ build_modules() {
 	{ mkdir -p "$kulp" && cp tools/kulp/Kbuild tools/kulp/*.c "$kulp/"; } ||
 		die "cannot copy tools/kulp to $kulp"
 	build "$kulp" tools/kulp
-	echo "$ME: mroce.ko and tools/kulp built against $kver, W=1 C=1 clean," \
-		"in $(($(date +%s) - t0))s"
+	# the test offload provider, in the copy (its Kbuild finds the
+	# driver's headers two levels up), against the copy's exports
+	{ mkdir -p "$xtest" &&
+		cp tools/xport-test/Kbuild tools/xport-test/*.c "$xtest/"; } ||
+		die "cannot copy tools/xport-test to $xtest"
+	build "$xtest" tools/xport-test KBUILD_EXTRA_SYMBOLS="$copy/Module.symvers"
+	echo "$ME: mroce.ko, tools/kulp and tools/xport-test built against" \
+		"$kver, W=1 C=1 clean, in $(($(date +%s) - t0))s"
 }
 
 if [ "$run_only" = 0 ]; then
 	build_modules
-elif [ ! -f "$ko" ] || [ ! -f "$kulp/mroce_kulp.ko" ]; then
+elif [ ! -f "$ko" ] || [ ! -f "$kulp/mroce_kulp.ko" ] ||
+	[ ! -f "$xtest/mroce_xtest.ko" ]; then
 	die "--run-only: no modules in $copy and $kulp (run --build-only first)"
 elif ! modinfo -F vermagic "$ko" | grep -q "^$kver "; then
 	die "--run-only: $ko is not built for $kver"
@@ -122,7 +135,7 @@ results=$TOP/build/results-k612
 rm -rf "$results"
 mkdir -p "$results"
 t1=$(date +%s)
-MROCE_KO=$ko MROCE_KULP_DIR=$kulp \
+MROCE_KO=$ko MROCE_KULP_DIR=$kulp MROCE_XTEST_KO=$xtest/mroce_xtest.ko \
 	"$HERE/mroce-vm" --batch --timeout "${MROCE_K612_VM_TIMEOUT:-2400}" \
 	--results "$results" -- tools/tests/run-guest-tests.sh "${tests[@]}"
 rc=$?

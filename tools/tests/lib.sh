@@ -23,8 +23,11 @@
 #   need_cmd CMD...            skip unless every CMD exists
 #   need_module MOD...         modprobe each, skip if it does not exist
 #   load_mroce                 load ib_core ib_uverbs udp_tunnel
-#                              ip6_udp_tunnel, then insmod $MROCE_KO
-#   unload_mroce               rmmod mroce if loaded
+#                              ip6_udp_tunnel, then insmod $MROCE_KO; with
+#                              MROCE_XPORT=xtest also the test offload
+#                              provider $MROCE_XTEST_KO claim='*' (every
+#                              device then uses it, tools/xport-test)
+#   unload_mroce               rmmod mroce_xtest, then mroce, if loaded
 #   on_exit CMD                run CMD (a string, eval'ed) when the test ends
 #   log MSG                    print "# MSG"
 #   gid_index DEV GID          index of GID in DEV's GID table; counter DEV NAME
@@ -35,13 +38,16 @@
 #
 # Variables: MROCE_TOP (project top), MROCE_KO (path of mroce.ko),
 #   MROCE_KULP_DIR (where t-14/t-16 find tools/kulp's modules),
+#   MROCE_XTEST_KO (path of mroce_xtest.ko, tools/xport-test),
+#   MROCE_XPORT (xtest: load_mroce loads the test offload provider too),
 #   MROCE_RESULTS (/results), TEST_NAME (e.g. t-00-guest-sanity).
 
 MROCE_TOP=${MROCE_TOP:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 MROCE_KO=${MROCE_KO:-$MROCE_TOP/drivers/infiniband/sw/mroce/mroce.ko}
 MROCE_RESULTS=${MROCE_RESULTS:-/results}
 TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
-export MROCE_TOP MROCE_KO MROCE_RESULTS TEST_NAME
+MROCE_XTEST_KO=${MROCE_XTEST_KO:-$MROCE_TOP/tools/xport-test/mroce_xtest.ko}
+export MROCE_TOP MROCE_KO MROCE_RESULTS TEST_NAME MROCE_XTEST_KO
 
 _t_checks=0
 _t_failed=0
@@ -140,9 +146,24 @@ load_mroce() {
 		fail "$MROCE_KO not found: build it on the host first (make modules)"
 	echo "+ insmod $MROCE_KO $*"
 	insmod "$MROCE_KO" "$@" || fail "insmod $MROCE_KO $* failed"
+	case ${MROCE_XPORT:-} in
+	'' | udp) ;;
+	xtest)
+		[ -f "$MROCE_XTEST_KO" ] ||
+			fail "$MROCE_XTEST_KO not found: build it on the host first (make)"
+		echo "+ insmod $MROCE_XTEST_KO claim='*'"
+		insmod "$MROCE_XTEST_KO" 'claim=*' ||
+			fail "insmod $MROCE_XTEST_KO failed"
+		;;
+	*) fail "MROCE_XPORT must be udp or xtest, not '$MROCE_XPORT'" ;;
+	esac
 }
 
 unload_mroce() {
+	if [ -d /sys/module/mroce_xtest ]; then
+		echo "+ rmmod mroce_xtest"
+		rmmod mroce_xtest
+	fi
 	[ -d /sys/module/mroce ] || return 0
 	echo "+ rmmod mroce"
 	rmmod mroce

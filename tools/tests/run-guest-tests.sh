@@ -8,7 +8,8 @@
 # Runs every executable tools/tests/t-*.sh in sorted order, or the TESTs
 # named (t-00-guest-sanity, t-00-guest-sanity.sh or a path).  Before each
 # test the environment is cleaned: leftover processes of the previous test
-# are killed, rdma links deleted, the mroce module unloaded and the
+# are killed, rdma links deleted, the mroce module (and the test offload
+# provider mroce_xtest) unloaded and the
 # topology removed (tools/guest/topo.sh clean: topo.sh's namespaces and
 # tools/guest/fabric.sh's).  Each test runs with a clean
 # environment (PATH, HOME, LANG, MROCE_*, RDMAV_*), stdin from /dev/null,
@@ -152,6 +153,11 @@ clean_env() {
 		for l in $(rdma link show 2>/dev/null | awk '$1 == "link" { sub(/\/.*/, "", $2); print $2 }' | sort -u); do
 			rdma link delete "$l" 2>/dev/null
 		done
+	fi
+	# the test offload provider (t-44, MROCE_XPORT=xtest) uses mroce
+	if [ -d /sys/module/mroce_xtest ]; then
+		rmmod mroce_xtest 2>/dev/null ||
+			echo "the mroce_xtest module could not be unloaded (refcount $(cat /sys/module/mroce_xtest/refcnt 2>/dev/null))"
 	fi
 	if [ -d /sys/module/mroce ]; then
 		for i in 1 2 3 4 5 6 7 8 9 10; do

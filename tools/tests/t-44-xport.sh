@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 600
+#
+# The provider seam (mroce_xport.h, Documentation/offload.rst) has a second
+# user: tools/xport-test/mroce_xtest.ko registers the offload provider
+# "xtest" through the public API and emulates a NIC that segments
+# (MROCE_XPORT_CAP_SEG; its wire is the soft provider's UDP socket).
+#
+#   bind      loaded with claim=veth, it takes mroce1 (veth1 in h1) and
+#             mroce2 (veth2 in h2): the driver says "transport xtest" and
+#             the provider's module is pinned once per device; a device on
+#             a netdev it does not claim (sft0) gets the soft provider
+#             ("udp") and does not pin it
+#   data      mroce-verify SEND, WRITE and READ of 0 B .. 1 MiB (both
+#             directions, every byte checked) and ibv_rc_pingpong 1 B and
+#             64 KiB with --chk between the namespaces
+#   loss      the same with netem loss 2% on veth2 (the client's side):
+#             packets are resent, the data is still right
+#   counters  the provider's (/sys/module/mroce_xtest/parameters): xmits
+#             > 0; chunks > 0 and segs > chunks (the requester hands
+#             chunks to xmit_seg: fails until the engine side builds
+#             chunks for CAP_SEG providers); no chunk malformed, no
+#             segment dropped; read-only
+#   pinning   rmmod mroce_xtest fails while a device is bound to it and
+#             succeeds after rdma link delete
+#
+# The test loads the provider itself (with its own claim), whatever
+# MROCE_XPORT says.
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
+
+[ "$RDMA_TRANSPORT" = mroce ] || skip "the provider seam is mroce's"
+need_cmd ibv_rc_pingpong tc dmesg timeout ss
+V=$MROCE_TOP/tools/mroce-verify/mroce-verify
+[ -x "$V" ] ||
+	fail "$V not found: build it on the host first (make tools)"
+[ -f "$MROCE_XTEST_KO" ] ||
+	fail "$MROCE_XTEST_KO not found: build it on the host first (make)"
+
+XP=/sys/module/mroce_xtest/parameters
+xc() { cat "$XP/$1"; }
+xtest_refs() { cat /sys/module/mroce_xtest/refcnt; }
+klog_from() { dmesg | tail -n +$(($1 + 1)); }
+
+MROCE_XPORT=
+load_mroce
+k0=$(dmesg | wc -l)
+require "insmod mroce_xtest claim=veth" insmod "$MROCE_XTEST_KO" claim=veth
+check_match "the provider registered" "mroce: offload provider xtest registered" \
+	"$(klog_from "$k0")"
+check_eq "no device, the module is not pinned" 0 "$(xtest_refs)"
+
+# --- bind: veth1 and veth2 are claimed, sft0 is not ---------------------
+setup_rdma_pair
+klog=$(klog_from "$k0")
+printf '%s\n' "$klog" | grep 'added on' | sed 's/^/# dmesg: /'
+check_match "mroce1 on veth1 uses the provider xtest" \
+	"mroce1: added on veth1 \(transport xtest," "$klog"
+check_match "mroce2 on veth2 uses the provider xtest" \
+	"mroce2: added on veth2 \(transport xtest," "$klog"
+check_eq "each device pins the provider's module" 2 "$(xtest_refs)"
+
+on_exit 'rdma link delete msoft0 2>/dev/null; ip link del sft0 2>/dev/null'
+require "veth sft0/sft1 in the root namespace" \
+	ip link add sft0 type veth peer name sft1
+k1=$(dmesg | wc -l)
+require "add msoft0 on sft0" rdma link add msoft0 type mroce netdev sft0
+check_match "msoft0 on sft0 (not claimed) uses the soft provider udp" \
+	"msoft0: added on sft0 \(transport udp," "$(klog_from "$k1")"
+check_eq "the soft device does not pin the provider" 2 "$(xtest_refs)"
+check "delete msoft0" rdma link delete msoft0
+ip link del sft0
+
+check_fail "the counters are read-only" sh -c "echo 0 >$XP/xmits" 2>/dev/null
+
+# --- data ---------------------------------------------------------------
+port=18740
+SUMMARY_RE='^mroce-verify: ([0-9]+) messages, ([0-9]+) bytes verified'
+
+# verify NAME MAX_SIZE: mroce-verify SEND, WRITE, READ up to MAX_SIZE
+verify() {
+	local name=$1 max=$2 ssum csum
+	port=$((port + 1))
+	run_pair "$name" "$port" 400 \
+		"$V" -d "$DEV_S" -g "$GID_S" --server -p "$port" -- \
+		"$V" -d "$DEV_C" -g "$GID_C" --client "$ADDR_S" -p "$port" \
+			--timeout 60 --strict --seed 4413 --iters 60 \
+			--max-size "$max" --ops send,write,read
+	pair_ok "mroce-verify $name: SEND, WRITE, READ of 0 B .. $max" || return 1
+	# the summaries without their times
+	ssum=$(grep -E "$SUMMARY_RE" "$SRV_OUT" | sed 's/ (.*//')
+	csum=$(grep -E "$SUMMARY_RE" "$CLI_OUT" | sed 's/ (.*//')
+	check_match "$name: the client verified messages" "$SUMMARY_RE" "$csum"
+	check_eq "$name: both sides' summaries agree" "$ssum" "$csum"
+	check_match "$name: phase basic (1 byte .. $max) ok" ": ok$" \
+		"$(grep -E '^mroce-verify: phase basic: ' "$CLI_OUT" | tail -n 1)"
+	check_eq "$name: no MISMATCH reported" "" \
+		"$(grep -h MISMATCH "$SRV_OUT" "$CLI_OUT")"
+	log "RESULT $name: ${csum#mroce-verify: }, ${PAIR_SECS}s"
+}
+
+# pingpong NAME SIZE: ibv_rc_pingpong with the receive buffers checked
+pingpong() {
+	port=$((port + 1))
+	run_pair "$1" "$port" 120 \
+		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" -s "$2" -n 50 -c -- \
+		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -s "$2" -n 50 -c "$ADDR_S"
+	pair_ok "$1: ibv_rc_pingpong $2 B x 50, buffers checked"
+}
+
+x0=$(xc xmits)
+verify data 1M
+pingpong "pingpong 1 B" 1
+pingpong "pingpong 64 KiB" 65536
+check "xmits: the engine sent through the provider ($x0 -> $(xc xmits))" \
+	test "$(xc xmits)" -gt "$x0"
+
+# --- loss ---------------------------------------------------------------
+r0=$(counter "$DEV_C" tx_retx_pkts)
+on_exit 'in_h2 tc qdisc del dev veth2 root 2>/dev/null'
+require "netem loss 2% on veth2" in_h2 tc qdisc replace dev veth2 root netem loss 2%
+verify loss2 256K
+pingpong "loss2: pingpong 64 KiB" 65536
+in_h2 tc qdisc del dev veth2 root
+r1=$(counter "$DEV_C" tx_retx_pkts)
+check "loss2: $DEV_C resent packets ($((r1 - r0)))" test "$((r1 - r0))" -gt 0
+
+# --- counters -----------------------------------------------------------
+for c in xmits chunks segs seg_drops chunk_drops; do
+	log "RESULT xtest $c $(xc $c)"
+done
+check "xmits > 0 ($(xc xmits))" test "$(xc xmits)" -gt 0
+# the requester's side of CAP_SEG: chunks of several packets
+check "chunks > 0: the requester handed chunks to xmit_seg ($(xc chunks))" \
+	test "$(xc chunks)" -gt 0
+check "segs > chunks: chunks of several packets ($(xc segs) > $(xc chunks))" \
+	test "$(xc segs)" -gt "$(xc chunks)"
+check_eq "no malformed chunk" 0 "$(xc chunk_drops)"
+check_eq "no segment dropped by the provider" 0 "$(xc seg_drops)"
+
+# --- pinning ------------------------------------------------------------
+check_fail "rmmod mroce_xtest fails while devices use it" rmmod mroce_xtest
+check "the provider is still loaded" test -d /sys/module/mroce_xtest
+check "delete mroce1" rdma link delete mroce1
+check "delete mroce2" rdma link delete mroce2
+for _ in $(seq 50); do
+	[ "$(xtest_refs)" = 0 ] && break
+	sleep 0.1
+done
+check_eq "the devices released the provider" 0 "$(xtest_refs)"
+check "rmmod mroce_xtest succeeds after rdma link delete" rmmod mroce_xtest
+check "mroce stays loaded" test -d /sys/module/mroce
