@@ -498,8 +498,11 @@ static void mroce_req_chunk_add(struct mroce_qp *qp,
 		mroce_req_chunk_flush(qp, xport, ch);
 	/* one timestamp per chunk: the provider stamps the template's */
 	now_us = c->nsegs ? ch->now_us : mroce_now_us64();
-	if (!mroce_req_prep(qp, idx, k, false, path, now_us, &pi, &off, &len))
+	if (!mroce_req_prep(qp, idx, k, false, path, now_us, &pi, &off, &len)) {
+		/* nothing for PSN k: the chunk must not run across it */
+		mroce_req_chunk_flush(qp, xport, ch);
 		return;
+	}
 	if (!c->nsegs) {
 		ch->now_us = now_us;
 		ch->idx = idx;
