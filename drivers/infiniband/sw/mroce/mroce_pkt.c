@@ -36,30 +36,41 @@ struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
  * @skb (skb->data) and send to @dest_qpn along @av.  @pi's path id, path
  * sequence number and timestamp are the caller's.  Consumes @skb.
  */
-static int mroce_pkt_emit(struct mroce_qp *qp, const struct mroce_av *av,
-			  u32 dest_qpn, u16 sport, struct sk_buff *skb,
-			  struct mroce_pkt_info *pi)
+/*
+ * Push the headers @pi describes (to @dest_qpn, from @qp) in front of
+ * skb->data.  Returns their length, or a negative value if they do not
+ * fit or would not pass mroce_wire_parse(): the caller drops the packet.
+ */
+static int mroce_pkt_push_hdr(struct mroce_qp *qp, u32 dest_qpn,
+			      struct sk_buff *skb, struct mroce_pkt_info *pi)
 {
 	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(pi->opcode);
-	struct mroce_dev *mdev = qp->mdev;
-	const struct mroce_xport_ops *xport;
 	int len;
 
 	pi->dest_qpn = dest_qpn;
 	pi->src_qpn = qp->ibqp.qp_num;
-	pi->payload_len = skb->len;
-
 	if (skb_headroom(skb) < op->hdr_len)
-		goto drop;
+		return -ENOSPC;
 	len = mroce_wire_build(skb_push(skb, op->hdr_len), op->hdr_len, pi);
-	if (len < 0) {
+	if (len < 0)
 		/* a bug, or a WQE field the requester failed to check */
-		dev_err_ratelimited(&mdev->ib_dev.dev,
+		dev_err_ratelimited(&qp->mdev->ib_dev.dev,
 				    "qp %u: not sending an invalid %s packet: %s\n",
 				    qp->ibqp.qp_num, op->name,
 				    mroce_wire_err_name(len));
+	return len;
+}
+
+static int mroce_pkt_emit(struct mroce_qp *qp, const struct mroce_av *av,
+			  u32 dest_qpn, u16 sport, struct sk_buff *skb,
+			  struct mroce_pkt_info *pi)
+{
+	struct mroce_dev *mdev = qp->mdev;
+	const struct mroce_xport_ops *xport;
+
+	pi->payload_len = skb->len;
+	if (mroce_pkt_push_hdr(qp, dest_qpn, skb, pi) < 0)
 		goto drop;
-	}
 
 	xport = READ_ONCE(mdev->xport);
 	if (!xport)
@@ -116,38 +127,24 @@ void mroce_pkt_send_chunk(struct mroce_qp *qp,
 			  struct mroce_pkt_info *tmpl,
 			  struct mroce_xport_chunk *c, struct sk_buff *skb)
 {
-	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(tmpl->opcode);
 	struct mroce_dev *mdev = qp->mdev;
 	int hlen, i;
 
-	tmpl->dest_qpn = qp->dest_qpn;
-	tmpl->src_qpn = qp->ibqp.qp_num;
 	tmpl->payload_len = min(c->mss, c->len);
-	if (skb_headroom(skb) < op->hdr_len)
+	hlen = mroce_pkt_push_hdr(qp, qp->dest_qpn, skb, tmpl);
+	if (hlen < 0)
 		goto drop;
-	hlen = mroce_wire_build(skb_push(skb, op->hdr_len), op->hdr_len, tmpl);
-	if (hlen < 0) {
-		dev_err_ratelimited(&mdev->ib_dev.dev,
-				    "qp %u: not sending an invalid %s chunk: %s\n",
-				    qp->ibqp.qp_num, op->name,
-				    mroce_wire_err_name(hlen));
-		goto drop;
-	}
 	c->hdr_len = hlen;
 	c->ecn = INET_ECN_ECT_0;
 	mroce_qcount(qp, MROCE_CNT_TX_PKTS, c->nsegs);
 	mroce_qcount(qp, MROCE_CNT_TX_BYTES, c->nsegs * hlen + c->len);
 	mroce_count(mdev, MROCE_CNT_TX_SEG_CHUNKS, 1);
 	if (trace_mroce_tx_enabled()) {
-		struct mroce_pkt_info pi = *tmpl;
+		struct mroce_pkt_info pi;
 
 		for (i = 0; i < c->nsegs; i++) {
-			pi.psn = mroce_psn_add(tmpl->psn, i);
-			pi.offset = tmpl->offset + i * c->mss;
-			pi.flags = c->seg[i].flags;
-			pi.path_id = c->seg[i].path_id;
-			pi.path_seq = c->seg[i].path_seq;
-			pi.payload_len = min(c->mss, c->len - i * c->mss);
+			pi = *tmpl;
+			mroce_wire_seg_info(&pi, c->mss, c->len, i, &c->seg[i]);
 			trace_mroce_tx(mdev, &pi);
 		}
 	}

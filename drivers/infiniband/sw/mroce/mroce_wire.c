@@ -549,6 +549,18 @@ int mroce_wire_build(void *buf, unsigned int size,
 	return err ? err : op->hdr_len;
 }
 
+void mroce_wire_seg_info(struct mroce_pkt_info *pi, u32 mss, u32 chunk_len,
+			 u32 i, const struct mroce_wire_seg *seg)
+{
+	pi->psn = mroce_psn_add(pi->psn, i);
+	pi->offset += i * mss;
+	pi->flags = seg->flags;
+	pi->path_id = seg->path_id;
+	pi->path_seq = seg->path_seq;
+	pi->payload_len = min(mss, chunk_len - i * mss);
+}
+EXPORT_SYMBOL_GPL(mroce_wire_seg_info);
+
 /*
  * Segment @i of a chunk (mroce_wire.h).  The template is checked as a
  * receiver would check a packet with the chunk's first segment's length,
@@ -580,12 +592,7 @@ int mroce_wire_seg_build(void *buf, unsigned int size, const void *tmpl,
 	if ((u64)pi.offset + chunk_len > pi.msg_len)
 		return -MROCE_WIRE_ERR_LENGTH;
 
-	pi.psn = mroce_psn_add(pi.psn, i);
-	pi.offset += i * mss;
-	pi.flags = seg->flags;
-	pi.path_id = seg->path_id;
-	pi.path_seq = seg->path_seq;
-	pi.payload_len = min(mss, chunk_len - i * mss);
+	mroce_wire_seg_info(&pi, mss, chunk_len, i, seg);
 	err = mroce_wire_build(buf, size, &pi);
 	if (err >= 0 && payload_len)
 		*payload_len = pi.payload_len;

@@ -480,6 +480,13 @@ struct mroce_wire_seg {
 };
 
 /*
+ * The segmentation rule on a parsed template: turn @pi, the template's
+ * description, into segment @i's (@i below DIV_ROUND_UP(@chunk_len, @mss)).
+ */
+void mroce_wire_seg_info(struct mroce_pkt_info *pi, u32 mss, u32 chunk_len,
+			 u32 i, const struct mroce_wire_seg *seg);
+
+/*
  * Write the headers of segment @i of the chunk whose template headers are
  * the first @tmpl_len bytes of @tmpl, @chunk_len payload bytes after them
  * cut in @mss-byte pieces, to @buf (@size bytes).  Returns the header
