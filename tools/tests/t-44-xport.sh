@@ -16,7 +16,7 @@
 #             directions, every byte checked) and ibv_rc_pingpong 1 B and
 #             64 KiB with --chk between the namespaces
 #   loss      the same with netem loss 2% on veth2 (the client's side;
-#             for the pingpong, nft drops 2 % of its data packets only):
+#             for the pingpong, netem drops 2 % of its data packets only):
 #             packets are resent, the data is still right
 #   counters  the provider's (/sys/module/mroce_xtest/parameters): xmits
 #             > 0; chunks > 0 and segs > chunks (the requester hands
@@ -34,7 +34,7 @@
 . "$(dirname "$0")/rdma-lib.sh"
 
 [ "$RDMA_TRANSPORT" = mroce ] || skip "the provider seam is mroce's"
-need_cmd ibv_rc_pingpong tc nft dmesg timeout ss
+need_cmd ibv_rc_pingpong tc dmesg timeout ss
 V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 [ -x "$V" ] ||
 	fail "$V not found: build it on the host first (make tools)"
@@ -135,15 +135,25 @@ in_h2 tc qdisc del dev veth2 root
 # ibv_rc_pingpong's client exits once it has the server's last SEND: if
 # the client's ACK of it is lost, the server's resends find no QP and RC
 # must report RETRY_EXC (as in t-40's tail scenario).  So here only data
-# packets are dropped (2 %, by nft on h2's output), never the ACKs.
-on_exit 'in_h2 nft delete table inet mxtest 2>/dev/null'
-require "nft table in h2" in_h2 nft add table inet mxtest
-require "nft output chain in h2" in_h2 nft add chain inet mxtest out \
-	'{ type filter hook output priority 0; }'
-require "nft drops 2 % of h2's data packets" in_h2 nft add rule inet mxtest out \
-	udp dport 4792 meta length gt 200 numgen random mod 50 0 counter drop
+# packets are dropped (2 %, by netem on h2's output), never the ACKs: a
+# prio qdisc whose third band has the netem, and u32 filters that send
+# MetaRoCE packets shorter than 256 bytes (IP total length; ACKs, NAKs) to
+# the first band and the others (data) to the third.  tc, not nft: the
+# debug lane's kernel has no netfilter.
+on_exit 'in_h2 tc qdisc del dev veth2 root 2>/dev/null'
+require "prio qdisc on veth2" in_h2 tc qdisc replace dev veth2 root handle 1: prio
+require "netem loss 2% on its third band" in_h2 tc qdisc add dev veth2 \
+	parent 1:3 handle 30: netem loss 2%
+require "u32: short MetaRoCE packets (ACKs) to the lossless band" \
+	in_h2 tc filter add dev veth2 parent 1: protocol ip prio 1 u32 \
+	match ip protocol 17 0xff match ip dport 4792 0xffff \
+	match u16 0 0xff00 at 2 flowid 1:1
+require "u32: the other MetaRoCE packets (data) to the lossy band" \
+	in_h2 tc filter add dev veth2 parent 1: protocol ip prio 2 u32 \
+	match ip protocol 17 0xff match ip dport 4792 0xffff flowid 1:3
 pingpong "loss2: pingpong 64 KiB" 65536
-in_h2 nft delete table inet mxtest
+log "$(in_h2 tc -s qdisc show dev veth2 | tr '\n' ' ')"
+in_h2 tc qdisc del dev veth2 root
 r1=$(counter "$DEV_C" tx_retx_pkts)
 check "loss2: $DEV_C resent packets ($((r1 - r0)))" test "$((r1 - r0))" -gt 0
 
