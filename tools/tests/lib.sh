@@ -26,7 +26,9 @@
 #                              ip6_udp_tunnel, then insmod $MROCE_KO; with
 #                              MROCE_XPORT=xtest also the test offload
 #                              provider $MROCE_XTEST_KO claim='*' (every
-#                              device then uses it, tools/xport-test)
+#                              device then uses it, tools/xport-test);
+#                              MROCE_XPORT=gso with gso='*' (every device
+#                              uses the GSO provider, mroce_gso.c)
 #   unload_mroce               rmmod mroce_xtest, then mroce, if loaded
 #   on_exit CMD                run CMD (a string, eval'ed) when the test ends
 #   log MSG                    print "# MSG"
@@ -39,7 +41,8 @@
 # Variables: MROCE_TOP (project top), MROCE_KO (path of mroce.ko),
 #   MROCE_KULP_DIR (where t-14/t-16 find tools/kulp's modules),
 #   MROCE_XTEST_KO (path of mroce_xtest.ko, tools/xport-test),
-#   MROCE_XPORT (xtest: load_mroce loads the test offload provider too),
+#   MROCE_XPORT (udp, the default; gso: load_mroce sets gso='*'; xtest:
+#   load_mroce loads the test offload provider too),
 #   MROCE_RESULTS (/results), TEST_NAME (e.g. t-00-guest-sanity).
 
 MROCE_TOP=${MROCE_TOP:-$(cd "$(dirname "$0")/../.." && pwd -P)}
@@ -144,10 +147,12 @@ load_mroce() {
 	[ -d /sys/module/mroce ] && return 0
 	[ -f "$MROCE_KO" ] ||
 		fail "$MROCE_KO not found: build it on the host first (make modules)"
+	# MROCE_XPORT=gso: every device uses the GSO provider (mroce_gso.c)
+	[ "${MROCE_XPORT:-}" = gso ] && set -- 'gso=*' "$@"
 	echo "+ insmod $MROCE_KO $*"
 	insmod "$MROCE_KO" "$@" || fail "insmod $MROCE_KO $* failed"
 	case ${MROCE_XPORT:-} in
-	'' | udp) ;;
+	'' | udp | gso) ;;
 	xtest)
 		[ -f "$MROCE_XTEST_KO" ] ||
 			fail "$MROCE_XTEST_KO not found: build it on the host first (make)"
@@ -155,7 +160,7 @@ load_mroce() {
 		insmod "$MROCE_XTEST_KO" 'claim=*' ||
 			fail "insmod $MROCE_XTEST_KO failed"
 		;;
-	*) fail "MROCE_XPORT must be udp or xtest, not '$MROCE_XPORT'" ;;
+	*) fail "MROCE_XPORT must be udp, gso or xtest, not '$MROCE_XPORT'" ;;
 	esac
 }
 

@@ -31,18 +31,11 @@
 #include <net/udp_tunnel.h>
 
 #include "mroce.h"
+#include "mroce_net.h"
 
 static unsigned short udp_port = 4792;
 module_param(udp_port, ushort, 0444);
 MODULE_PARM_DESC(udp_port, "UDP destination port of MetaRoCE packets (default 4792)");
-
-struct mroce_sockset {
-	struct net *net;
-	struct socket *sock4;
-	struct socket *sock6;		/* NULL when IPv6 is disabled */
-	struct hlist_head devs;		/* attached mroce_devs, RCU */
-	unsigned int users;
-};
 
 struct mroce_net {
 	struct mroce_sockset *set;	/* under mroce_net_mutex */
@@ -198,7 +191,7 @@ static void mroce_loop_task(struct tasklet_struct *t)
 }
 
 /* Is @av's destination the device's own address? */
-static bool mroce_loop_av(const struct mroce_av *av)
+bool mroce_net_loop_av(const struct mroce_av *av)
 {
 	if (av->family == AF_INET)
 		return av->daddr.v4.sin_addr.s_addr ==
@@ -257,7 +250,7 @@ static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	return 0;
 }
 
-static int mroce_soft_attach(struct mroce_dev *mdev)
+int mroce_soft_attach(struct mroce_dev *mdev)
 {
 	struct net *net = dev_net(mdev->ndev);
 	struct mroce_net *mn = net_generic(net, mroce_net_id);
@@ -282,7 +275,7 @@ static int mroce_soft_attach(struct mroce_dev *mdev)
 	return 0;
 }
 
-static void mroce_soft_detach(struct mroce_dev *mdev)
+void mroce_soft_detach(struct mroce_dev *mdev)
 {
 	struct mroce_sockset *set = mdev->xport_priv;
 
@@ -316,9 +309,16 @@ static bool mroce_route_by_port4(const struct net *net)
 #endif
 }
 
-static int mroce_soft_xmit4(struct mroce_dev *mdev, struct mroce_sockset *set,
-			    const struct mroce_av *av, struct dst_cache *route,
-			    __be16 sport, u8 ecn, struct sk_buff *skb)
+__be16 mroce_net_port(void)
+{
+	return htons(udp_port);
+}
+
+struct rtable *mroce_net_route4(struct mroce_dev *mdev,
+				struct mroce_sockset *set,
+				const struct mroce_av *av,
+				struct dst_cache *route, __be16 sport,
+				__be32 *saddr)
 {
 	struct flowi4 fl4 = {
 		.flowi4_oif = mdev->ndev->ifindex,
@@ -330,7 +330,6 @@ static int mroce_soft_xmit4(struct mroce_dev *mdev, struct mroce_sockset *set,
 		.fl4_dport = htons(udp_port),
 	};
 	struct rtable *rt = NULL;
-	u8 ttl;
 
 	if (route && mroce_route_by_port4(set->net))
 		route = NULL;
@@ -341,12 +340,28 @@ static int mroce_soft_xmit4(struct mroce_dev *mdev, struct mroce_sockset *set,
 		mroce_count(mdev, MROCE_CNT_TX_ROUTE_LOOKUPS, 1);
 		rt = ip_route_output_key(set->net, &fl4);
 		if (IS_ERR(rt))
-			return PTR_ERR(rt);
+			return rt;
 		if (route)
 			dst_cache_set_ip4(route, &rt->dst, fl4.saddr);
 	}
+	*saddr = fl4.saddr;
+	return rt;
+}
+
+static int mroce_soft_xmit4(struct mroce_dev *mdev, struct mroce_sockset *set,
+			    const struct mroce_av *av, struct dst_cache *route,
+			    __be16 sport, u8 ecn, struct sk_buff *skb)
+{
+	struct rtable *rt;
+	__be32 saddr;
+	u8 ttl;
+
+	rt = mroce_net_route4(mdev, set, av, route, sport, &saddr);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
 	ttl = av->hop_limit ? av->hop_limit : ip4_dst_hoplimit(&rt->dst);
-	udp_tunnel_xmit_skb(rt, set->sock4->sk, skb, fl4.saddr, fl4.daddr,
+	udp_tunnel_xmit_skb(rt, set->sock4->sk, skb, saddr,
+			    av->daddr.v4.sin_addr.s_addr,
 			    (av->tclass & ~INET_ECN_MASK) | ecn, ttl,
 			    htons(IP_DF), sport, htons(udp_port), false, false);
 	return 0;
@@ -412,7 +427,7 @@ static int mroce_soft_xmit6(struct mroce_dev *mdev, struct mroce_sockset *set,
 }
 #endif
 
-static int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
+int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 			   struct dst_cache *route, u16 sport, u8 ecn,
 			   struct sk_buff *skb)
 {
@@ -426,7 +441,7 @@ static int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	rcu_read_lock_bh();
 	set = READ_ONCE(mdev->xport_priv);
 	if (set) {
-		if (mroce_loop_av(av))
+		if (mroce_net_loop_av(av))
 			err = mroce_loop_xmit(mdev, av, sport, ecn, skb);
 		else if (av->family == AF_INET)
 			err = mroce_soft_xmit4(mdev, set, av, route,

@@ -123,6 +123,31 @@ int mroce_paths_pick(struct mroce_paths *ps)
 	return best;
 }
 
+/*
+ * A burst: the caller wants @id again (its chunk runs on one path).  The
+ * credits move as if the weighted pick had chosen @id, so the shares over
+ * many bursts stay the weights' (what @id takes now the others get back,
+ * with interest, at the next mroce_paths_pick()).
+ */
+int mroce_paths_pick_again(struct mroce_paths *ps, int id)
+{
+	s32 total = 0;
+	int i;
+
+	if (!mroce_paths_has_window(ps, id))
+		return -1;
+	for (i = 0; i < (int)ps->n; i++) {
+		struct mroce_path *p = &ps->path[i];
+
+		if (!mroce_paths_has_window(ps, i))
+			continue;
+		p->credit += p->w;
+		total += p->w;
+	}
+	ps->path[id].credit -= total;
+	return id;
+}
+
 int mroce_paths_fallback(const struct mroce_paths *ps)
 {
 	int id, best = 0;

@@ -192,6 +192,14 @@ int mroce_paths_init(struct mroce_paths *ps, u32 n, u32 win_pkts,
 int mroce_paths_pick(struct mroce_paths *ps);
 
 /*
+ * Pick @id again if it may take a new packet now (as mroce_paths_pick()
+ * would have: it charges @id's credit), else -1.  For a requester whose
+ * provider sends a run of packets on one path (MROCE_XPORT_CAP_SEG_PATH):
+ * the weights still decide each path's share, in bursts.
+ */
+int mroce_paths_pick_again(struct mroce_paths *ps, int id);
+
+/*
  * Path for the retransmission of a packet whose lost transmission went
  * on @lost_on: @lost_on itself if active, whether or not its window is
  * full (the retransmission takes the slot the loss released); else the

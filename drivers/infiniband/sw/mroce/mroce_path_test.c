@@ -169,6 +169,60 @@ static void mroce_path_test_wrr_equal(struct kunit *test)
 	}
 }
 
+/*
+ * Bursts (mroce_paths_pick_again(), a provider that sends a chunk on one
+ * path): runs of up to 16 packets on one path, and still the weights'
+ * shares, within one burst per path at every point.  A path without
+ * window (full, dead) is not picked again.
+ */
+static void mroce_path_test_pick_again(struct kunit *test)
+{
+	static const u8 w[] = { 16, 8, 4, 4 };
+	struct mroce_paths *ps = paths_new(test, 4, 256, false);
+	u32 count[4] = {}, k = 0, sum_w = 16 + 8 + 4 + 4, b, runs = 0;
+	int id, again;
+
+	for (id = 0; id < 4; id++)
+		ps->path[id].w = w[id];
+	while (runs < 12 * sum_w) {
+		id = paths_send(ps);
+		KUNIT_ASSERT_GE(test, id, 0);
+		count[id]++;
+		k++;
+		runs++;
+		for (b = 1; b < 16; b++) {
+			again = mroce_paths_pick_again(ps, id);
+			KUNIT_ASSERT_EQ(test, again, id);
+			mroce_paths_sent(ps, id, false);
+			count[id]++;
+			k++;
+		}
+		for (id = 0; id < 4; id++) {
+			s64 dev = (s64)count[id] * sum_w - (s64)k * w[id];
+
+			KUNIT_ASSERT_LE(test, abs(dev), (s64)(16 + 1) * sum_w);
+		}
+	}
+	/* 12 rounds of 32 bursts of 16: exactly the shares 16:8:4:4 */
+	KUNIT_EXPECT_EQ(test, k, 12 * sum_w * 16);
+	KUNIT_EXPECT_EQ(test, count[0], 3072U);
+	KUNIT_EXPECT_EQ(test, count[1], 1536U);
+	KUNIT_EXPECT_EQ(test, count[2], 768U);
+	KUNIT_EXPECT_EQ(test, count[3], 768U);
+
+	/* cwnd_p = 2: a burst ends at the path window, or at its death */
+	ps = paths_new(test, 4, 8, true);
+	id = paths_send(ps);
+	KUNIT_ASSERT_GE(test, id, 0);
+	KUNIT_EXPECT_EQ(test, mroce_paths_pick_again(ps, id), id);
+	mroce_paths_sent(ps, id, false);
+	KUNIT_EXPECT_EQ(test, mroce_paths_pick_again(ps, id), -1);
+	id = paths_send(ps);
+	KUNIT_ASSERT_GE(test, id, 0);
+	mroce_paths_kill(ps, id, 0);
+	KUNIT_EXPECT_EQ(test, mroce_paths_pick_again(ps, id), -1);
+}
+
 static void mroce_path_test_pick_skips(struct kunit *test)
 {
 	struct mroce_paths *ps = paths_new(test, 4, 8, true);
@@ -917,6 +971,7 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_wrr_proportional),
 	KUNIT_CASE(mroce_path_test_wrr_equal),
 	KUNIT_CASE(mroce_path_test_pick_skips),
+	KUNIT_CASE(mroce_path_test_pick_again),
 	KUNIT_CASE(mroce_path_test_path_seq),
 	KUNIT_CASE(mroce_path_test_loss_once_per_rtt),
 	KUNIT_CASE(mroce_path_test_loss_congestion),

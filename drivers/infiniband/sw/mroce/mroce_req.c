@@ -443,6 +443,7 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
  */
 struct mroce_req_chunk {
 	u32 idx;			/* ring slot of the WQE */
+	int path;			/* of its first packet */
 	u32 off;			/* message offset of the payload */
 	u64 now_us;			/* when its first packet was prepared */
 	bool failed;			/* a chunk's WQE failed: complete it */
@@ -494,7 +495,9 @@ static void mroce_req_chunk_add(struct mroce_qp *qp,
 	u64 now_us;
 	u32 off, len;
 
-	if (c->nsegs && (ch->idx != idx || c->nsegs == MROCE_XPORT_SEG_MAX))
+	if (c->nsegs && (ch->idx != idx || c->nsegs == MROCE_XPORT_SEG_MAX ||
+			 (ch->path != path &&
+			  (xport->caps & MROCE_XPORT_CAP_SEG_PATH))))
 		mroce_req_chunk_flush(qp, xport, ch);
 	/* one timestamp per chunk: the provider stamps the template's */
 	now_us = c->nsegs ? ch->now_us : mroce_now_us64();
@@ -506,6 +509,7 @@ static void mroce_req_chunk_add(struct mroce_qp *qp,
 	if (!c->nsegs) {
 		ch->now_us = now_us;
 		ch->idx = idx;
+		ch->path = path;
 		ch->off = off;
 		ch->tmpl = pi;
 		c->mss = qp->pmtu;
@@ -853,7 +857,14 @@ static bool mroce_req_run(struct mroce_qp *qp, int budget)
 		/* paced: wait for the hrtimer when the next packet is not due */
 		if (qp->sq.cc.rate_bps && mroce_req_pace_wait(qp))
 			break;
-		path = mroce_req_pick_path(qp);
+		path = -1;
+		/* a provider that sends a chunk on one path: burst on it */
+		if (xport && (xport->caps & MROCE_XPORT_CAP_SEG_PATH) &&
+		    ch.c.nsegs && ch.c.nsegs < MROCE_XPORT_SEG_MAX &&
+		    ch.idx == qp->sq.cur)
+			path = mroce_paths_pick_again(qp->sq.paths, ch.path);
+		if (path < 0)
+			path = mroce_req_pick_path(qp);
 		if (path < 0)
 			break;
 		/* the first new packet of a run may end an idle period */

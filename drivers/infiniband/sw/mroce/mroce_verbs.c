@@ -230,6 +230,7 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_TX_ZCOPY_PKTS].name = "tx_zcopy_pkts",
 	[MROCE_CNT_TX_LOOPBACK_PKTS].name = "tx_loopback_pkts",
 	[MROCE_CNT_TX_SEG_CHUNKS].name = "tx_seg_chunks",
+	[MROCE_CNT_TX_GSO_SKBS].name = "tx_gso_skbs",
 	[MROCE_CNT_TX_RATE_HINTS].name = "tx_rate_hints",
 	[MROCE_CNT_RX_RATE_HINTS].name = "rx_rate_hints",
 	[MROCE_CNT_PORT_STATE_CHANGES].name = "port_state_changes",

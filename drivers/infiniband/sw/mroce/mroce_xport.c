@@ -10,6 +10,7 @@
 #include <linux/mutex.h>
 
 #include "mroce.h"
+#include "mroce_net.h"
 
 static LIST_HEAD(mroce_offload_list);
 static DEFINE_MUTEX(mroce_xport_mutex);
@@ -19,9 +20,12 @@ int mroce_register_offload(struct mroce_xport_ops *ops)
 	if (!ops->name || !ops->probe || !ops->attach || !ops->detach ||
 	    !ops->xmit)
 		return -EINVAL;
-	if (ops->caps & ~MROCE_XPORT_CAP_SEG)
+	if (ops->caps & ~(MROCE_XPORT_CAP_SEG | MROCE_XPORT_CAP_SEG_PATH))
 		return -EOPNOTSUPP;	/* a capability this build lacks */
 	if ((ops->caps & MROCE_XPORT_CAP_SEG) && !ops->xmit_seg)
+		return -EINVAL;
+	if ((ops->caps & MROCE_XPORT_CAP_SEG_PATH) &&
+	    !(ops->caps & MROCE_XPORT_CAP_SEG))
 		return -EINVAL;
 
 	mutex_lock(&mroce_xport_mutex);
@@ -46,6 +50,11 @@ const struct mroce_xport_ops *mroce_xport_soft(void)
 }
 EXPORT_SYMBOL_GPL(mroce_xport_soft);
 
+static bool mroce_xport_builtin(const struct mroce_xport_ops *ops)
+{
+	return ops == &mroce_soft_xport || ops == &mroce_gso_xport;
+}
+
 static const struct mroce_xport_ops *mroce_xport_select(struct net_device *ndev)
 {
 	struct mroce_xport_ops *ops;
@@ -53,6 +62,9 @@ static const struct mroce_xport_ops *mroce_xport_select(struct net_device *ndev)
 	list_for_each_entry(ops, &mroce_offload_list, list)
 		if (ops->probe(ndev) && try_module_get(ops->owner))
 			return ops;
+	/* the built-in providers: no module reference to take */
+	if (mroce_gso_xport.probe(ndev))
+		return &mroce_gso_xport;
 	return &mroce_soft_xport;
 }
 
@@ -65,7 +77,7 @@ int mroce_xport_attach(struct mroce_dev *mdev)
 	ops = mroce_xport_select(mdev->ndev);
 	err = ops->attach(mdev);
 	if (err) {
-		if (ops != &mroce_soft_xport)
+		if (!mroce_xport_builtin(ops))
 			module_put(ops->owner);
 	} else {
 		mdev->xport = ops;
@@ -84,7 +96,7 @@ void mroce_xport_detach(struct mroce_dev *mdev)
 	if (ops) {
 		ops->detach(mdev);
 		mdev->xport = NULL;
-		if (ops != &mroce_soft_xport)
+		if (!mroce_xport_builtin(ops))
 			module_put(ops->owner);
 	}
 	mutex_unlock(&mroce_xport_mutex);

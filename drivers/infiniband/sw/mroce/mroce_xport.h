@@ -36,6 +36,18 @@ struct mroce_dev;
  */
 #define MROCE_XPORT_CAP_SEG		BIT(0)
 
+/*
+ * MROCE_XPORT_CAP_SEG_PATH (with CAP_SEG): every segment of a chunk must
+ *	leave on the chunk's first path, with its UDP source port, as the
+ *	kernel's UDP fraglist GSO sends them (the GSO provider, mroce_gso.c).
+ *	The requester then keeps a chunk on one path: it asks the path
+ *	table for that path again (mroce_paths_pick_again(), which keeps
+ *	the weights' shares) and starts a new chunk when the path has no
+ *	room.  Spraying becomes per burst of up to MROCE_XPORT_SEG_MAX
+ *	packets instead of per packet.
+ */
+#define MROCE_XPORT_CAP_SEG_PATH	BIT(1)
+
 /* The most segments one chunk may hold (64 KiB of 4 KiB packets). */
 #define MROCE_XPORT_SEG_MAX		16
 

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mroce GSO provider: the soft UDP provider, with each chunk of a message
+ * handed to the IP stack as one UDP fraglist GSO sk_buff.
+ *
+ * The model.  A chunk (MROCE_XPORT_CAP_SEG) is up to MROCE_XPORT_SEG_MAX
+ * packets of one SEND or WRITE.  This provider builds every packet whole
+ * (its MetaRoCE header from mroce_wire_seg_build(), its payload, its UDP
+ * header with a complete checksum, its IPv4 header) and chains packets
+ * 1..n-1 on packet 0's frag_list, marked SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST.
+ * The stack routes, filters, queues and resolves the neighbour once per
+ * chunk.  Where the skb has to become packets, the kernel's fraglist
+ * segmentation (skb_segment_list()) unchains them, keeping each one's
+ * own headers (it fixes the IPv4 id, length and header checksum): on
+ * transmit, when the netdev cannot take fraglist GSO (virtio-net,
+ * physical NICs); on receive, when it could (veth, loopback carry the
+ * chain whole into the peer namespace), before the UDP socket's encap
+ * hook, which sees ordinary packets.
+ *
+ * What the kernel's fraglist segmentation (__udp_gso_segment_list())
+ * takes for granted, and how each holds here:
+ *  - every segment carries the head's UDP ports (it rewrites the others'
+ *    if the first two differ): a chunk runs on one path
+ *    (MROCE_XPORT_CAP_SEG_PATH); a chunk that does not is sent in runs;
+ *  - the head's UDP payload is exactly gso_size (else it linearizes and
+ *    cuts by size): gso_size is packet 0's UDP payload, which is the
+ *    chunk's largest (the template's header, a full mss);
+ *  - checksums are not completed after segmentation: every packet's UDP
+ *    checksum is complete when built (CHECKSUM_UNNECESSARY; computed
+ *    while the payload is copied), the head's for its own length;
+ *  - the head's IPv4 total length covers the chain: at most
+ *    MROCE_GSO_MAX_BYTES per skb, a longer chunk is sent as several.
+ *
+ * IPv6, loopback destinations and chunks of one packet take the soft
+ * provider's path, one packet at a time.  Receiving is the soft
+ * provider's.
+ *
+ * Which devices: those on a netdev the module parameter gso names (name
+ * prefixes, or "*"), chosen when the device is added.
+ */
+
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip_tunnels.h>
+#include <net/udp.h>
+
+#include "mroce.h"
+#include "mroce_net.h"
+
+/* The IPv4 total length of one GSO skb (its head's header covers all). */
+#define MROCE_GSO_MAX_BYTES	(U16_MAX - sizeof(struct iphdr))
+
+static char *gso = "";
+module_param(gso, charp, 0644);
+MODULE_PARM_DESC(gso, "netdevs whose mroce devices send chunks as UDP fraglist GSO: name prefixes separated by commas, or * (default: none); read when a device is added");
+
+static bool mroce_gso_probe(struct net_device *ndev)
+{
+	const char *p, *end;
+	bool match = false;
+	size_t len;
+
+	kernel_param_lock(THIS_MODULE);
+	for (p = gso; *p && !match; p = *end ? end + 1 : end) {
+		/* "echo veth >" leaves its newline: a separator too */
+		len = strcspn(p, ", \t\n");
+		end = p + len;
+		if (len == 1 && *p == '*')
+			match = true;
+		else if (len && !strncmp(ndev->name, p, len))
+			match = true;
+	}
+	kernel_param_unlock(THIS_MODULE);
+	return match;
+}
+
+/* A chunk as the requester builds them; anything else is a bug, dropped. */
+static bool mroce_gso_chunk_ok(const struct mroce_xport_chunk *c,
+			       const struct sk_buff *skb)
+{
+	if (c->nsegs < 1 || c->nsegs > MROCE_XPORT_SEG_MAX)
+		return false;
+	if (!c->mss || !c->len || !c->hdr_len || c->hdr_len > MROCE_HLEN_MAX)
+		return false;
+	if (skb->len != c->hdr_len + c->len)
+		return false;
+	return DIV_ROUND_UP(c->len, c->mss) == c->nsegs;
+}
+
+/*
+ * Packet @i of chunk @c (template @tmpl, payload in @chunk): headroom
+ * @room, then the MetaRoCE header and payload.  *@csum gets their
+ * checksum (folded in while the payload is copied).
+ */
+static struct sk_buff *mroce_gso_seg(const struct mroce_xport_chunk *c,
+				     const u8 *tmpl, struct sk_buff *chunk,
+				     u32 i, unsigned int room, __wsum *csum)
+{
+	u32 off = i * c->mss, plen = min(c->mss, c->len - off), built;
+	struct sk_buff *skb;
+	__wsum pcsum;
+	void *hdr;
+	int hlen;
+
+	skb = alloc_skb(room + c->hdr_len + plen, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, room);
+	hdr = skb_put(skb, c->hdr_len);
+	hlen = mroce_wire_seg_build(hdr, c->hdr_len, tmpl, c->hdr_len, c->mss,
+				    c->len, i, &c->seg[i], &built);
+	if (hlen != c->hdr_len || built != plen)
+		goto drop;
+	pcsum = skb_copy_and_csum_bits(chunk, c->hdr_len + off,
+				       skb_put(skb, plen), plen);
+	*csum = csum_block_add(csum_partial(hdr, hlen, 0), pcsum, hlen);
+	skb->priority = chunk->priority;
+	return skb;
+
+drop:
+	kfree_skb(skb);
+	return NULL;
+}
+
+/* Put a UDP header with a complete checksum in front of @skb's data. */
+static void mroce_gso_push_udp(struct sk_buff *skb, __be32 saddr,
+			       __be32 daddr, __be16 sport, __wsum csum)
+{
+	unsigned int ulen = sizeof(struct udphdr) + skb->len;
+	struct udphdr *uh = __skb_push(skb, sizeof(*uh));
+
+	uh->source = sport;
+	uh->dest = mroce_net_port();
+	uh->len = htons(ulen);
+	uh->check = 0;
+	uh->check = csum_tcpudp_magic(saddr, daddr, ulen, IPPROTO_UDP,
+				      csum_partial(uh, sizeof(*uh), csum));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
+	skb_reset_transport_header(skb);
+}
+
+struct mroce_gso_ctx {
+	struct mroce_dev *mdev;
+	const struct mroce_av *av;
+	struct mroce_sockset *set;
+	struct dst_cache *route;
+	const struct mroce_xport_chunk *c;
+	const u8 *tmpl;
+	struct sk_buff *chunk;
+	unsigned int room;	/* headroom of every packet */
+	u8 tos;
+};
+
+/*
+ * Send packets @first .. @first + @n - 1 of the chunk (n >= 2, one source
+ * port) as one fraglist GSO skb.  Returns the packets sent (all or none).
+ */
+static u32 mroce_gso_send(struct mroce_gso_ctx *x, u32 first, u32 n)
+{
+	const struct mroce_xport_chunk *c = x->c;
+	__be16 sport = htons(c->seg[first].sport);
+	__be32 daddr = x->av->daddr.v4.sin_addr.s_addr;
+	struct sk_buff *head = NULL, *tail = NULL, *skb;
+	unsigned int seg0;
+	struct rtable *rt;
+	struct iphdr *iph;
+	__be16 df;
+	__be32 saddr;
+	__wsum csum;
+	u8 ttl;
+	u32 i;
+
+	rt = mroce_net_route4(x->mdev, x->set, x->av, x->route, sport, &saddr);
+	if (IS_ERR(rt))
+		return 0;
+	ttl = x->av->hop_limit ?: ip4_dst_hoplimit(&rt->dst);
+	df = ip_mtu_locked(&rt->dst) ? 0 : htons(IP_DF);	/* as the head's */
+	for (i = first; i < first + n; i++) {
+		skb = mroce_gso_seg(c, x->tmpl, x->chunk, i, x->room, &csum);
+		if (!skb)
+			goto drop;
+		mroce_gso_push_udp(skb, saddr, daddr, sport, csum);
+		if (!head) {
+			head = skb;
+			continue;
+		}
+		/*
+		 * A chained packet: its own IPv4 header (id, total length
+		 * and header checksum are the segmentation's), data left at
+		 * its UDP payload as the GSO skb's length counts it.
+		 */
+		iph = __skb_push(skb, sizeof(*iph));
+		*iph = (struct iphdr) {
+			.version = 4,
+			.ihl = sizeof(*iph) / 4,
+			.tos = x->tos,
+			.frag_off = df,
+			.ttl = ttl,
+			.protocol = IPPROTO_UDP,
+			.saddr = saddr,
+			.daddr = daddr,
+		};
+		skb_reset_network_header(skb);
+		__skb_pull(skb, sizeof(*iph) + sizeof(struct udphdr));
+		if (tail)
+			tail->next = skb;
+		else
+			skb_shinfo(head)->frag_list = skb;
+		tail = skb;
+		head->len += skb->len;
+		head->data_len += skb->len;
+		head->truesize += skb->truesize;
+	}
+	/* the head's UDP header covers the chain until it is cut */
+	seg0 = skb_headlen(head) - sizeof(struct udphdr);
+	udp_hdr(head)->len = htons(head->len);
+	head->ip_summed = CHECKSUM_UNNECESSARY;
+	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	skb_shinfo(head)->gso_size = seg0;
+	skb_shinfo(head)->gso_segs = n;
+	/* consumes @head and the route; no device: mroce counts its own */
+	iptunnel_xmit(x->set->sock4->sk, rt, head, saddr, daddr, IPPROTO_UDP,
+		      x->tos, ttl, htons(IP_DF), false);
+	mroce_count(x->mdev, MROCE_CNT_TX_GSO_SKBS, 1);
+	return n;
+
+drop:
+	kfree_skb(head);	/* and its chain */
+	ip_rt_put(rt);
+	return 0;
+}
+
+/*
+ * Packet @i alone, through the soft provider.  False if it could not be
+ * built (a drop the soft provider did not count).
+ */
+static bool mroce_gso_send_one(struct mroce_gso_ctx *x, u32 i)
+{
+	struct sk_buff *skb;
+	__wsum csum;
+
+	skb = mroce_gso_seg(x->c, x->tmpl, x->chunk, i, x->room, &csum);
+	if (!skb)
+		return false;
+	/* consumed, and counted if dropped, whatever it returns */
+	mroce_soft_xmit(x->mdev, x->av, x->route, x->c->seg[i].sport,
+			x->c->ecn, skb);
+	return true;
+}
+
+/*
+ * How many packets from @first on may share one GSO skb: one source port,
+ * the IPv4 total length of the whole.
+ */
+static u32 mroce_gso_run(const struct mroce_xport_chunk *c, u32 first)
+{
+	u32 pkt = sizeof(struct udphdr) + c->hdr_len + c->mss;
+	u32 max = MROCE_GSO_MAX_BYTES / pkt, n = 1;
+
+	while (first + n < c->nsegs && n < max &&
+	       c->seg[first + n].sport == c->seg[first].sport)
+		n++;
+	return n;
+}
+
+static int mroce_gso_xmit_seg(struct mroce_dev *mdev,
+			      const struct mroce_av *av,
+			      struct dst_cache *route,
+			      const struct mroce_xport_chunk *c,
+			      struct sk_buff *chunk)
+{
+	u8 tmpl[MROCE_HLEN_MAX];
+	struct mroce_gso_ctx x = {
+		.mdev = mdev,
+		.av = av,
+		.route = route,
+		.c = c,
+		.tmpl = tmpl,
+		.chunk = chunk,
+		.room = LL_MAX_HEADER + sizeof(struct ipv6hdr) +
+			sizeof(struct udphdr),
+	};
+	u32 i, n, sent, lost = 0;
+	bool whole;
+
+	if (!mroce_gso_chunk_ok(c, chunk) ||
+	    skb_copy_bits(chunk, 0, tmpl, c->hdr_len)) {
+		mroce_count(mdev, MROCE_CNT_TX_DROP, c->nsegs);
+		kfree_skb(chunk);
+		return -EINVAL;
+	}
+	whole = av->family == AF_INET && !mroce_net_loop_av(av);
+	x.tos = (av->tclass & ~INET_ECN_MASK) | c->ecn;
+	rcu_read_lock_bh();
+	x.set = READ_ONCE(mdev->xport_priv);
+	if (!x.set) {
+		lost = c->nsegs;
+		goto out;
+	}
+	for (i = 0; i < c->nsegs; i += n) {
+		n = whole ? mroce_gso_run(c, i) : 1;
+		if (n == 1) {
+			lost += !mroce_gso_send_one(&x, i);
+			continue;
+		}
+		sent = mroce_gso_send(&x, i, n);
+		lost += n - sent;
+	}
+out:
+	rcu_read_unlock_bh();
+	consume_skb(chunk);
+	if (lost)
+		mroce_count(mdev, MROCE_CNT_TX_DROP, lost);
+	return lost ? -ENOBUFS : 0;
+}
+
+const struct mroce_xport_ops mroce_gso_xport = {
+	.name = "gso",
+	.caps = MROCE_XPORT_CAP_SEG | MROCE_XPORT_CAP_SEG_PATH,
+	.probe = mroce_gso_probe,
+	.attach = mroce_soft_attach,
+	.detach = mroce_soft_detach,
+	.xmit = mroce_soft_xmit,
+	.xmit_seg = mroce_gso_xmit_seg,
+};

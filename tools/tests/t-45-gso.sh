@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 600
+#
+# The GSO provider (drivers/infiniband/sw/mroce/mroce_gso.c): chunks of a
+# message leave as one UDP fraglist GSO sk_buff, whose packets each carry
+# their own MetaRoCE, UDP and IPv4 headers.
+#
+#   bind      insmod mroce gso=veth: mroce1 (veth1 in h1) and mroce2 (veth2
+#             in h2) say "transport gso"; a device on sft0 gets "udp",
+#             and after gso is set to "sft" at run time, "gso"
+#   whole     veth carries the GSO skb whole into h1, whose UDP layer cuts
+#             it before mroce's socket: mroce-verify SEND, WRITE, READ of
+#             0 B .. 1 MiB and ibv_rc_pingpong 64 KiB --chk; tx_gso_skbs
+#             grows on both devices, by fewer than the packets sent
+#   cut       veth2 with tx-gso-list and tx checksumming off: the stack
+#             cuts every GSO skb on transmit; the same data checks, and a
+#             capture on veth1 (dumpcap, tshark): every MetaRoCE packet
+#             has a correct UDP checksum, its own IPv4 header (checksum
+#             right, total length its own), and consecutive packets share
+#             a UDP source port in runs (a chunk is one path) while the
+#             connection still uses several (bursts over the paths)
+#   loss      netem loss 5% on veth2: whole chunks are lost, resent, and
+#             the data is still right
+#   counters  no packet dropped on transmit (tx_drop), no UDP checksum
+#             error in h1 (UdpInCsumErrors)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/rdma-lib.sh
+. "$(dirname "$0")/rdma-lib.sh"
+
+[ "$RDMA_TRANSPORT" = mroce ] || skip "the GSO provider is mroce's"
+need_cmd ibv_rc_pingpong tc dmesg timeout ethtool dumpcap tshark nstat
+V=$MROCE_TOP/tools/mroce-verify/mroce-verify
+[ -x "$V" ] ||
+	fail "$V not found: build it on the host first (make tools)"
+
+klog_from() { dmesg | tail -n +$(($1 + 1)); }
+gso_skbs() { echo $(( $(counter mroce1 tx_gso_skbs) + $(counter mroce2 tx_gso_skbs) )); }
+tx_pkts() { echo $(( $(counter mroce1 tx_pkts) + $(counter mroce2 tx_pkts) )); }
+
+MROCE_XPORT=
+unload_mroce
+k0=$(dmesg | wc -l)
+load_mroce gso=veth
+
+# --- bind ---------------------------------------------------------------
+setup_rdma_pair
+klog=$(klog_from "$k0")
+printf '%s\n' "$klog" | grep 'added on' | sed 's/^/# dmesg: /'
+check_match "mroce1 on veth1 uses the provider gso" \
+	"mroce1: added on veth1 \(transport gso," "$klog"
+check_match "mroce2 on veth2 uses the provider gso" \
+	"mroce2: added on veth2 \(transport gso," "$klog"
+
+on_exit 'rdma link delete msoft0 2>/dev/null; ip link del sft0 2>/dev/null'
+require "veth sft0/sft1 in the root namespace" \
+	ip link add sft0 type veth peer name sft1
+k1=$(dmesg | wc -l)
+require "add msoft0 on sft0" rdma link add msoft0 type mroce netdev sft0
+check_match "msoft0 on sft0 (not named by gso) uses the soft provider udp" \
+	"msoft0: added on sft0 \(transport udp," "$(klog_from "$k1")"
+check "delete msoft0" rdma link delete msoft0
+require "set gso=sft at run time" sh -c 'echo sft >/sys/module/mroce/parameters/gso'
+k1=$(dmesg | wc -l)
+require "add msoft0 on sft0 again" rdma link add msoft0 type mroce netdev sft0
+check_match "now msoft0 on sft0 uses the provider gso" \
+	"msoft0: added on sft0 \(transport gso," "$(klog_from "$k1")"
+check "delete msoft0" rdma link delete msoft0
+ip link del sft0
+echo veth >/sys/module/mroce/parameters/gso
+
+# --- data ---------------------------------------------------------------
+port=18840
+SUMMARY_RE='^mroce-verify: ([0-9]+) messages, ([0-9]+) bytes verified'
+
+# verify NAME MAX_SIZE: mroce-verify SEND, WRITE, READ up to MAX_SIZE
+verify() {
+	local name=$1 max=$2 ssum csum
+	port=$((port + 1))
+	run_pair "$name" "$port" 400 \
+		"$V" -d "$DEV_S" -g "$GID_S" --server -p "$port" -- \
+		"$V" -d "$DEV_C" -g "$GID_C" --client "$ADDR_S" -p "$port" \
+			--timeout 60 --strict --seed 4513 --iters 60 \
+			--max-size "$max" --ops send,write,read
+	pair_ok "mroce-verify $name: SEND, WRITE, READ of 0 B .. $max" || return 1
+	ssum=$(grep -E "$SUMMARY_RE" "$SRV_OUT" | sed 's/ (.*//')
+	csum=$(grep -E "$SUMMARY_RE" "$CLI_OUT" | sed 's/ (.*//')
+	check_match "$name: the client verified messages" "$SUMMARY_RE" "$csum"
+	check_eq "$name: both sides' summaries agree" "$ssum" "$csum"
+	check_eq "$name: no MISMATCH reported" "" \
+		"$(grep -h MISMATCH "$SRV_OUT" "$CLI_OUT")"
+	log "RESULT $name: ${csum#mroce-verify: }, ${PAIR_SECS}s"
+}
+
+# pingpong NAME SIZE: ibv_rc_pingpong with the receive buffers checked
+pingpong() {
+	port=$((port + 1))
+	run_pair "$1" "$port" 120 \
+		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" -s "$2" -n 50 -c -- \
+		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -s "$2" -n 50 -c "$ADDR_S"
+	pair_ok "$1: ibv_rc_pingpong $2 B x 50, buffers checked"
+}
+
+# A debug kernel (the debug lane scales timeouts) is slow under KASAN.
+big=1M small=64K
+if [ "${MROCE_TEST_TIMEOUT_SCALE:-1}" -gt 1 ]; then
+	big=256K small=32K
+fi
+
+# --- whole: veth takes fraglist GSO, h1's UDP layer cuts it -------------
+log "veth2: $(in_h2 ethtool -k veth2 | grep -E 'tx-gso-list|tx-checksumming' | tr -s '\t\n' '  ')"
+g0=$(gso_skbs) p0=$(tx_pkts)
+verify whole "$big"
+pingpong "whole: pingpong 64 KiB" 65536
+g1=$(gso_skbs) p1=$(tx_pkts)
+log "RESULT whole: $((g1 - g0)) GSO skbs for $((p1 - p0)) packets"
+check "whole: the devices sent GSO skbs ($((g1 - g0)))" test $((g1 - g0)) -gt 0
+check "whole: a GSO skb carries several packets ($((g1 - g0)) skbs < $((p1 - p0)) / 2 packets)" \
+	test $(( (g1 - g0) * 2 )) -lt $((p1 - p0))
+
+# --- cut: the stack segments on transmit; the wire checked --------------
+on_exit 'in_h2 ethtool -K veth2 tx-gso-list on tx on 2>/dev/null'
+require "veth2: tx-gso-list off, tx checksumming off" \
+	in_h2 ethtool -K veth2 tx-gso-list off tx off
+PCAP=$RDMA_OUTDIR/cut.pcap
+rm -f "$PCAP"
+# $! must be dumpcap itself (ip netns exec execs it): SIGINT ends it
+ip netns exec h1 dumpcap -q -i veth1 -P -s 0 \
+	-f 'udp dst port 4792 and src host 192.0.2.2' \
+	-w "$PCAP" 2>"$RDMA_OUTDIR/dumpcap.log" &
+cap=$!
+on_exit "kill $cap 2>/dev/null"
+for _ in $(seq 100); do
+	grep -q Capturing "$RDMA_OUTDIR/dumpcap.log" && break
+	sleep 0.2
+done
+require "dumpcap is capturing" grep -q Capturing "$RDMA_OUTDIR/dumpcap.log"
+g0=$(gso_skbs)
+verify cut "$small"
+g1=$(gso_skbs)
+sleep 1
+kill -INT "$cap"
+wait "$cap"
+check "cut: the devices sent GSO skbs ($((g1 - g0)))" test $((g1 - g0)) -gt 0
+TS=(tshark -n -r "$PCAP" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE)
+"${TS[@]}" -T fields -e udp.srcport -e udp.checksum.status \
+	-e ip.checksum.status -e ip.len -e frame.len \
+	>"$RDMA_OUTDIR/cut.fields" 2>"$RDMA_OUTDIR/tshark.err"
+n=$(grep -c . "$RDMA_OUTDIR/cut.fields")
+log "RESULT cut: $n packets captured from h2 on veth1"
+check "cut: packets captured ($n)" test "$n" -gt 100
+# udp.checksum.status and ip.checksum.status: 0 bad, 1 good, 2 unverified
+check_eq "cut: every UDP checksum is right" "" \
+	"$(awk -F'\t' '$2 != 1' "$RDMA_OUTDIR/cut.fields" | head -n 3)"
+check_eq "cut: every IPv4 header checksum is right" "" \
+	"$(awk -F'\t' '$3 != 1' "$RDMA_OUTDIR/cut.fields" | head -n 3)"
+check_eq "cut: every IPv4 total length is its own packet's" "" \
+	"$(awk -F'\t' '$4 + 14 != $5' "$RDMA_OUTDIR/cut.fields" | head -n 3)"
+ports=$(cut -f1 "$RDMA_OUTDIR/cut.fields" | sort -u | grep -c .)
+runs=$(cut -f1 "$RDMA_OUTDIR/cut.fields" | uniq | grep -c .)
+log "RESULT cut: $ports source ports, $runs runs of one port"
+check "cut: the connection used several paths ($ports source ports)" \
+	test "$ports" -ge 4
+check "cut: packets leave in runs on one path ($runs runs < $n / 2 packets)" \
+	test $((runs * 2)) -lt "$n"
+in_h2 ethtool -K veth2 tx-gso-list on tx on
+
+# --- loss ---------------------------------------------------------------
+r0=$(counter "$DEV_C" tx_retx_pkts)
+on_exit 'in_h2 tc qdisc del dev veth2 root 2>/dev/null'
+require "netem loss 5% on veth2" in_h2 tc qdisc replace dev veth2 root netem loss 5%
+verify loss5 "$big"
+nd=$(in_h2 tc -s qdisc show dev veth2 | grep -Eo 'dropped [0-9]+' | head -n 1 | cut -d' ' -f2)
+in_h2 tc qdisc del dev veth2 root
+r1=$(counter "$DEV_C" tx_retx_pkts)
+log "RESULT loss5: netem dropped ${nd:-?} skbs, $DEV_C resent $((r1 - r0)) packets"
+check "loss5: netem dropped skbs (${nd:-?})" test "${nd:-0}" -gt 0
+check "loss5: $DEV_C resent packets ($((r1 - r0)))" test "$((r1 - r0))" -gt 0
+
+# --- counters -----------------------------------------------------------
+check_eq "mroce1: no packet dropped on transmit" 0 "$(counter mroce1 tx_drop)"
+check_eq "mroce2: no packet dropped on transmit" 0 "$(counter mroce2 tx_drop)"
+csumerr=$(in_h1 nstat -az UdpInCsumErrors | awk '$1 == "UdpInCsumErrors" { print $2 }')
+check_eq "h1: no UDP checksum error" 0 "${csumerr:-0}"
+
+check "delete mroce1" in_h1 rdma link delete mroce1
+check "delete mroce2" in_h2 rdma link delete mroce2
