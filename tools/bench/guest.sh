@@ -39,7 +39,9 @@ load_modules() {
 	for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
 		modprobe "$m"
 	done
-	[ -d /sys/module/mroce ] || insmod "$BIN/mroce.ko"
+	# --gso NETDEVS (run-bench.sh): those devices use the GSO provider
+	[ -d /sys/module/mroce ] ||
+		insmod "$BIN/mroce.ko" ${MROCE_BENCH_GSO:+"gso=$MROCE_BENCH_GSO"}
 }
 
 record_env() {	# what the guest looked like, for the report
@@ -49,6 +51,7 @@ record_env() {	# what the guest looked like, for the report
 		echo "cpus: $(nproc)"
 		echo "mroce srcversion: $(cat /sys/module/mroce/srcversion 2>/dev/null)"
 		echo "mroce cc_algo (devices created now): $(cat /sys/module/mroce/parameters/cc_algo 2>/dev/null)"
+		echo "mroce gso (netdevs whose devices use the GSO provider): $(cat /sys/module/mroce/parameters/gso 2>/dev/null)"
 		echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 		rdma link show
 		for d in "$@"; do

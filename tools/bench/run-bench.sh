@@ -76,6 +76,9 @@
 #   --loss-lat LIST    loss rates in % of the write_lat tail runs (default
 #                      1,5; "" for none; repeated --loss-repeat times)
 #   --paths LIST       pair,loop,single,jumbo (default all four)
+#   --gso NETDEVS      load mroce with gso=NETDEVS (e.g. '*'): devices on those
+#                      netdevs use the GSO provider (default: none, the soft
+#                      provider)
 #   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536',
 #                      'bottleneck' for the congestion scenario alone)
 #   --bottleneck-repeat N  repetitions of the congestion scenario (default 1;
@@ -149,6 +152,7 @@ while [ $# -gt 0 ]; do
 	--loss-lat) need "$@"; LOSS_LAT=$2; shift 2 ;;
 	--paths) need "$@"; PATHS=$2; shift 2 ;;
 	--only) need "$@"; ONLY=$2; shift 2 ;;
+	--gso) need "$@"; MROCE_BENCH_GSO=$2; shift 2 ;;
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
 	--nice) need "$@"; NICE=$2; shift 2 ;;
@@ -185,6 +189,7 @@ for p in ${PATHS//,/ }; do
 	[[ $p =~ ^(pair|single|loop|jumbo)$ ]] || die "--paths: unknown path $p"
 done
 export MROCE_BENCH_PATHS=$PATHS MROCE_BENCH_SINGLE_VERBS=$SINGLE_VERBS
+export MROCE_BENCH_GSO=${MROCE_BENCH_GSO:-}
 
 # ------------------------------------------------------------- the tree
 KO=$TOP/drivers/infiniband/sw/mroce/mroce.ko
@@ -228,6 +233,7 @@ meta = {
     "commit": e["COMMIT"], "module_commit": e["MODCOMMIT"], "dirty": e["DIRTY"],
     "ko_sha256": e["KOSHA"],
     "ko_srcversion": e["SRCV"], "guest_kernel": e["KVER"], "qemu": e["QEMUV"],
+    "gso": e.get("MROCE_BENCH_GSO", ""),
     "host_cpus": os.cpu_count(),
     "host_cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                             if l.startswith("model name")), "?"),

@@ -12,7 +12,8 @@
 #   whole     veth carries the GSO skb whole into h1, whose UDP layer cuts
 #             it before mroce's socket: mroce-verify SEND, WRITE, READ of
 #             0 B .. 1 MiB and ibv_rc_pingpong 64 KiB --chk; tx_gso_skbs
-#             grows on both devices, by fewer than the packets sent
+#             grows on both devices, by fewer than the packets sent; no
+#             packet is dropped by the receivers (rx_drop_*)
 #   cut       veth2 with tx-gso-list and tx checksumming off: the stack
 #             cuts every GSO skb on transmit; the same data checks, and a
 #             capture on veth1 (dumpcap, tshark): every MetaRoCE packet
@@ -38,6 +39,14 @@ V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 klog_from() { dmesg | tail -n +$(($1 + 1)); }
 gso_skbs() { echo $(( $(counter mroce1 tx_gso_skbs) + $(counter mroce2 tx_gso_skbs) )); }
 tx_pkts() { echo $(( $(counter mroce1 tx_pkts) + $(counter mroce2 tx_pkts) )); }
+# rx_drops: packets both devices dropped as malformed or out of place
+rx_drops() {
+	for d in mroce1 mroce2; do
+		rdma statistic show link "$d/1" | tr ' ' '\n' | paste - - |
+			awk '$1 ~ /^rx_drop_/ { print $1, $2 }'
+	done | awk '{ s += $2 } END { print s + 0 }'
+}
+resent() { echo $(( $(counter mroce1 tx_retx_pkts) + $(counter mroce2 tx_retx_pkts) )); }
 
 MROCE_XPORT=
 unload_mroce
@@ -118,6 +127,10 @@ log "RESULT whole: $((g1 - g0)) GSO skbs for $((p1 - p0)) packets"
 check "whole: the devices sent GSO skbs ($((g1 - g0)))" test $((g1 - g0)) -gt 0
 check "whole: a GSO skb carries several packets ($((g1 - g0)) skbs < $((p1 - p0)) / 2 packets)" \
 	test $(( (g1 - g0) * 2 )) -lt $((p1 - p0))
+# each packet arrives as built: a wrong cut (sizes, headers) is dropped as
+# malformed and resent
+check_eq "whole: no packet dropped by the receivers" 0 "$(rx_drops)"
+log "RESULT whole: $(resent) packets resent on the clean link"
 
 # --- cut: the stack segments on transmit; the wire checked --------------
 on_exit 'in_h2 ethtool -K veth2 tx-gso-list on tx on 2>/dev/null'
@@ -143,6 +156,7 @@ sleep 1
 kill -INT "$cap"
 wait "$cap"
 check "cut: the devices sent GSO skbs ($((g1 - g0)))" test $((g1 - g0)) -gt 0
+check_eq "cut: no packet dropped by the receivers" 0 "$(rx_drops)"
 TS=(tshark -n -r "$PCAP" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE)
 "${TS[@]}" -T fields -e udp.srcport -e udp.checksum.status \
 	-e ip.checksum.status -e ip.len -e frame.len \

@@ -5,17 +5,18 @@
  *
  * The model.  A chunk (MROCE_XPORT_CAP_SEG) is up to MROCE_XPORT_SEG_MAX
  * packets of one SEND or WRITE.  This provider builds every packet whole
- * (its MetaRoCE header from mroce_wire_seg_build(), its payload, its UDP
- * header with a complete checksum, its IPv4 header) and chains packets
- * 1..n-1 on packet 0's frag_list, marked SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST.
- * The stack routes, filters, queues and resolves the neighbour once per
- * chunk.  Where the skb has to become packets, the kernel's fraglist
- * segmentation (skb_segment_list()) unchains them, keeping each one's
- * own headers (it fixes the IPv4 id, length and header checksum): on
- * transmit, when the netdev cannot take fraglist GSO (virtio-net,
- * physical NICs); on receive, when it could (veth, loopback carry the
- * chain whole into the peer namespace), before the UDP socket's encap
- * hook, which sees ordinary packets.
+ * (its MetaRoCE header from mroce_wire_seg_build(), its payload as page
+ * fragments of the chunk's when the requester sent it zero-copy, its UDP
+ * header, its IPv4 header) and chains packets 1..n-1 on packet 0's
+ * frag_list, marked SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST.  The stack routes,
+ * filters, queues and resolves the neighbour once per chunk.  Where the
+ * skb has to become packets, the kernel's fraglist segmentation
+ * (skb_segment_list()) unchains them, keeping each one's own headers (it
+ * fixes the IPv4 id, length and header checksum): on transmit, when the
+ * netdev cannot take fraglist GSO (virtio-net, physical NICs); on
+ * receive, when it could (veth, loopback carry the chain whole into the
+ * peer namespace), before the UDP socket's encap hook, which sees
+ * ordinary packets.
  *
  * What the kernel's fraglist segmentation (__udp_gso_segment_list())
  * takes for granted, and how each holds here:
@@ -25,9 +26,13 @@
  *  - the head's UDP payload is exactly gso_size (else it linearizes and
  *    cuts by size): gso_size is packet 0's UDP payload, which is the
  *    chunk's largest (the template's header, a full mss);
- *  - checksums are not completed after segmentation: every packet's UDP
- *    checksum is complete when built (CHECKSUM_UNNECESSARY; computed
- *    while the payload is copied), the head's for its own length;
+ *  - checksums are not completed after segmentation: when the egress
+ *    device offloads IPv4 checksums, every packet is CHECKSUM_PARTIAL
+ *    with its own pseudo-header seed (the head's for its own length);
+ *    else every UDP checksum is complete when built (the skb is
+ *    CHECKSUM_UNNECESSARY).  A device whose offload is switched off
+ *    while a chunk is in flight gets that chunk's checksums wrong: the
+ *    receiver drops it, loss recovery resends it;
  *  - the head's IPv4 total length covers the chain: at most
  *    MROCE_GSO_MAX_BYTES per skb, a longer chunk is sent as several.
  *
@@ -90,21 +95,58 @@ static bool mroce_gso_chunk_ok(const struct mroce_xport_chunk *c,
 }
 
 /*
+ * Reference bytes [@off, @off + @len) of @from, which lie in its page
+ * fragments, as page fragments of @to (no copy; each takes a page
+ * reference, as skb_segment() does).
+ */
+static int mroce_gso_ref_frags(struct sk_buff *to, const struct sk_buff *from,
+			       u32 off, u32 len)
+{
+	const struct skb_shared_info *sh = skb_shinfo(from);
+	u32 pos = skb_headlen(from), fsz, fo, n;
+	int i;
+
+	skb_shinfo(to)->flags |= sh->flags & SKBFL_SHARED_FRAG;
+	for (i = 0; i < sh->nr_frags && len; i++, pos += fsz) {
+		const skb_frag_t *f = &sh->frags[i];
+
+		fsz = skb_frag_size(f);
+		if (off >= pos + fsz)
+			continue;
+		if (skb_shinfo(to)->nr_frags >= MAX_SKB_FRAGS)
+			return -EMSGSIZE;
+		fo = off - pos;
+		n = min(fsz - fo, len);
+		get_page(skb_frag_page(f));
+		skb_fill_page_desc(to, skb_shinfo(to)->nr_frags,
+				   skb_frag_page(f), skb_frag_off(f) + fo, n);
+		skb_len_add(to, n);
+		off += n;
+		len -= n;
+	}
+	return len ? -EINVAL : 0;
+}
+
+/*
  * Packet @i of chunk @c (template @tmpl, payload in @chunk): headroom
- * @room, then the MetaRoCE header and payload.  *@csum gets their
- * checksum (folded in while the payload is copied).
+ * @room, the MetaRoCE header, then the payload, as page fragments of the
+ * chunk's when it has them (zero-copy transmit), else copied.  With
+ * @csum, *@csum gets the checksum of header and payload (computed while
+ * copying, or over the fragments).
  */
 static struct sk_buff *mroce_gso_seg(const struct mroce_xport_chunk *c,
 				     const u8 *tmpl, struct sk_buff *chunk,
 				     u32 i, unsigned int room, __wsum *csum)
 {
-	u32 off = i * c->mss, plen = min(c->mss, c->len - off), built;
+	u32 off = c->hdr_len + i * c->mss, built;
+	u32 plen = min(c->mss, c->len - i * c->mss);
+	bool frags = off >= skb_headlen(chunk);
 	struct sk_buff *skb;
-	__wsum pcsum;
+	__wsum pcsum = 0;
 	void *hdr;
 	int hlen;
 
-	skb = alloc_skb(room + c->hdr_len + plen, GFP_ATOMIC);
+	skb = alloc_skb(room + c->hdr_len + (frags ? 0 : plen), GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, room);
@@ -113,9 +155,19 @@ static struct sk_buff *mroce_gso_seg(const struct mroce_xport_chunk *c,
 				    c->len, i, &c->seg[i], &built);
 	if (hlen != c->hdr_len || built != plen)
 		goto drop;
-	pcsum = skb_copy_and_csum_bits(chunk, c->hdr_len + off,
-				       skb_put(skb, plen), plen);
-	*csum = csum_block_add(csum_partial(hdr, hlen, 0), pcsum, hlen);
+	if (frags) {
+		if (mroce_gso_ref_frags(skb, chunk, off, plen))
+			goto drop;
+		if (csum)
+			pcsum = skb_checksum(skb, hlen, plen, 0);
+	} else if (csum) {
+		pcsum = skb_copy_and_csum_bits(chunk, off, skb_put(skb, plen),
+					       plen);
+	} else if (skb_copy_bits(chunk, off, skb_put(skb, plen), plen)) {
+		goto drop;
+	}
+	if (csum)
+		*csum = csum_block_add(csum_partial(hdr, hlen, 0), pcsum, hlen);
 	skb->priority = chunk->priority;
 	return skb;
 
@@ -124,9 +176,13 @@ drop:
 	return NULL;
 }
 
-/* Put a UDP header with a complete checksum in front of @skb's data. */
+/*
+ * Put a UDP header in front of @skb's data: with @csum, a complete
+ * checksum; without, CHECKSUM_PARTIAL (the checksum field seeded with the
+ * pseudo-header's sum, for the NIC or the stack to complete).
+ */
 static void mroce_gso_push_udp(struct sk_buff *skb, __be32 saddr,
-			       __be32 daddr, __be16 sport, __wsum csum)
+			       __be32 daddr, __be16 sport, const __wsum *csum)
 {
 	unsigned int ulen = sizeof(struct udphdr) + skb->len;
 	struct udphdr *uh = __skb_push(skb, sizeof(*uh));
@@ -134,12 +190,19 @@ static void mroce_gso_push_udp(struct sk_buff *skb, __be32 saddr,
 	uh->source = sport;
 	uh->dest = mroce_net_port();
 	uh->len = htons(ulen);
+	skb_reset_transport_header(skb);
+	if (!csum) {
+		uh->check = ~udp_v4_check(ulen, saddr, daddr, 0);
+		skb->ip_summed = CHECKSUM_PARTIAL;
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+		skb->csum_offset = offsetof(struct udphdr, check);
+		return;
+	}
 	uh->check = 0;
-	uh->check = csum_tcpudp_magic(saddr, daddr, ulen, IPPROTO_UDP,
-				      csum_partial(uh, sizeof(*uh), csum));
+	uh->check = udp_v4_check(ulen, saddr, daddr,
+				 csum_partial(uh, sizeof(*uh), *csum));
 	if (!uh->check)
 		uh->check = CSUM_MANGLED_0;
-	skb_reset_transport_header(skb);
 }
 
 struct mroce_gso_ctx {
@@ -164,9 +227,10 @@ static u32 mroce_gso_send(struct mroce_gso_ctx *x, u32 first, u32 n)
 	__be16 sport = htons(c->seg[first].sport);
 	__be32 daddr = x->av->daddr.v4.sin_addr.s_addr;
 	struct sk_buff *head = NULL, *tail = NULL, *skb;
-	unsigned int seg0;
+	unsigned int seg0 = 0;
 	struct rtable *rt;
 	struct iphdr *iph;
+	bool partial;
 	__be16 df;
 	__be32 saddr;
 	__wsum csum;
@@ -178,13 +242,23 @@ static u32 mroce_gso_send(struct mroce_gso_ctx *x, u32 first, u32 n)
 		return 0;
 	ttl = x->av->hop_limit ?: ip4_dst_hoplimit(&rt->dst);
 	df = ip_mtu_locked(&rt->dst) ? 0 : htons(IP_DF);	/* as the head's */
+	/*
+	 * Checksums: the segmentation leaves them as they are, so complete
+	 * them here unless the egress device will (IPv4 checksum offload;
+	 * a veth or lo hands CHECKSUM_PARTIAL to the peer as verified).
+	 */
+	partial = rt->dst.dev->features & (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM);
 	for (i = first; i < first + n; i++) {
-		skb = mroce_gso_seg(c, x->tmpl, x->chunk, i, x->room, &csum);
+		skb = mroce_gso_seg(c, x->tmpl, x->chunk, i, x->room,
+				    partial ? NULL : &csum);
 		if (!skb)
 			goto drop;
-		mroce_gso_push_udp(skb, saddr, daddr, sport, csum);
+		mroce_gso_push_udp(skb, saddr, daddr, sport,
+				   partial ? NULL : &csum);
 		if (!head) {
 			head = skb;
+			/* its UDP payload, linear and fragments */
+			seg0 = head->len - sizeof(struct udphdr);
 			continue;
 		}
 		/*
@@ -215,9 +289,9 @@ static u32 mroce_gso_send(struct mroce_gso_ctx *x, u32 first, u32 n)
 		head->truesize += skb->truesize;
 	}
 	/* the head's UDP header covers the chain until it is cut */
-	seg0 = skb_headlen(head) - sizeof(struct udphdr);
 	udp_hdr(head)->len = htons(head->len);
-	head->ip_summed = CHECKSUM_UNNECESSARY;
+	if (!partial)
+		head->ip_summed = CHECKSUM_UNNECESSARY;
 	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	skb_shinfo(head)->gso_size = seg0;
 	skb_shinfo(head)->gso_segs = n;
@@ -240,9 +314,8 @@ drop:
 static bool mroce_gso_send_one(struct mroce_gso_ctx *x, u32 i)
 {
 	struct sk_buff *skb;
-	__wsum csum;
 
-	skb = mroce_gso_seg(x->c, x->tmpl, x->chunk, i, x->room, &csum);
+	skb = mroce_gso_seg(x->c, x->tmpl, x->chunk, i, x->room, NULL);
 	if (!skb)
 		return false;
 	/* consumed, and counted if dropped, whatever it returns */
