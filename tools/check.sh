@@ -20,7 +20,10 @@
 #          tools/xport-test/mroce_xtest.ko (claim='*'), which cuts the
 #          requester's chunks into packets itself as a NIC with
 #          MROCE_XPORT_CAP_SEG would; results in build/results-xtest/.
-#          t-44-xport (in the guest stage) tests the provider itself.
+#          Then the same with MROCE_XPORT=gso (stage line "xport-gso"):
+#          every device on the GSO provider (mroce_gso.c, UDP fraglist
+#          GSO); results in build/results-gso/.  t-44-xport and t-45-gso
+#          (in the guest stage) test the providers themselves.
 #          t-22-verify (every verb, data checked, across sizes) alone:
 #          t-44 already runs ibv_rc_pingpong on the provider, and with
 #          t-20 (100 s) or t-40-lossy (about 230 s) the stage would cost
@@ -62,7 +65,7 @@ cd "$top" || exit 1
 stages=${MROCE_CHECK_STAGES:-lint unit kunit guest xport debug k612}
 # t-00 then t-30: the per-CPU overflow of IPv6 transmit (mroce_net.c)
 # corrupted a route cache slot that the debug kernel then faulted on
-: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-43-zcopy t-44-xport t-61-verbsfuzz}"
+: "${MROCE_DEBUG_TESTS=t-00-guest-sanity t-30-loopback t-12-disassociate t-15-provider t-16-frmr t-42-flush-race t-43-zcopy t-44-xport t-45-gso t-61-verbsfuzz}"
 # the test offload provider's subset: see "xport" above
 : "${MROCE_XPORT_CI_TESTS=t-22-verify}"
 # the 6.12 guest's subset: see "k612" above
@@ -102,6 +105,9 @@ for s in $stages; do
 	xport)	read -ra xport_tests <<<"$MROCE_XPORT_CI_TESTS"
 		MROCE_XPORT=xtest run_stage xport tools/guest/mroce-vm \
 			--timeout 900 --results "$top/build/results-xtest" -- \
+			tools/tests/run-guest-tests.sh "${xport_tests[@]}"
+		MROCE_XPORT=gso run_stage xport-gso tools/guest/mroce-vm \
+			--timeout 900 --results "$top/build/results-gso" -- \
 			tools/tests/run-guest-tests.sh "${xport_tests[@]}" ;;
 	install) run_stage install tools/guest/mroce-vm --timeout 2700 -- \
 			tools/tests/run-guest-tests.sh t-70-install ;;
