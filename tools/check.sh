@@ -69,7 +69,7 @@ stages=${MROCE_CHECK_STAGES:-lint unit kunit guest xport debug k612}
 # the test offload provider's subset: see "xport" above
 : "${MROCE_XPORT_CI_TESTS=t-22-verify}"
 # the 6.12 guest's subset: see "k612" above
-: "${MROCE_K612_CI_TESTS=t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry}"
+: "${MROCE_K612_CI_TESTS=t-10-device t-11-counters t-12-disassociate t-14-kulp t-15-provider t-16-frmr t-20-rc-pingpong t-21-perftest t-30-loopback t-41-retry t-45-gso}"
 failed=()
 summary=()
 

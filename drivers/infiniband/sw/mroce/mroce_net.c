@@ -428,8 +428,8 @@ static int mroce_soft_xmit6(struct mroce_dev *mdev, struct mroce_sockset *set,
 #endif
 
 int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
-			   struct dst_cache *route, u16 sport, u8 ecn,
-			   struct sk_buff *skb)
+		    struct dst_cache *route, u16 sport, u8 ecn,
+		    struct sk_buff *skb)
 {
 	struct mroce_sockset *set;
 	int err = -ENODEV;
