@@ -440,6 +440,7 @@ int main(int argc, char **argv)
 	cfg.ack_loss = p.num("ack_loss_pct", 0) / 100;
 	cfg.seed = (uint64_t)p.num("seed", 1);
 	cfg.window_inflight = p.num("window_inflight", 0) != 0;
+	cfg.burst_pkts = (uint32_t)std::max(1.0, p.num("burst_pkts", 1));
 	bool tcp = cfg.cc == "dctcp";
 
 	if (tcp) {

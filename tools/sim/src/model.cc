@@ -222,6 +222,8 @@ void SendConn::send_probe(int id, uint32_t path_seq)
 /* mroce_req_run(): new packets while the window, pacer and paths allow */
 void SendConn::try_send()
 {
+	u32 burst = h->m_net->cfg.burst_pkts, burst_n = 0;
+	int burst_path = -1;
 	bool sent = false;
 
 	while (!done && sent_new < npkts) {
@@ -257,8 +259,19 @@ void SendConn::try_send()
 				break;
 			}
 		}
-		int path = mroce_paths_pick(ps);
+		int path = -1;
 
+		/* a chunk open on burst_path (it ends with the run, as the
+		 * driver's mroce_req_chunk_flush() at the end of a run)
+		 */
+		if (burst_n && burst_n < burst)
+			path = mroce_paths_pick_again(ps, burst_path);
+		if (path >= 0) {
+			burst_n++;
+		} else {
+			path = mroce_paths_pick(ps);
+			burst_n = 0;
+		}
 		if (path < 0 && ps->windowed) {
 			/* mroce_req_paths_resync() */
 			for (u32 id = 0; id < ps->n; id++)
@@ -275,6 +288,10 @@ void SendConn::try_send()
 		if (path < 0) {
 			f->stall_path++;
 			break;
+		}
+		if (!burst_n) {
+			burst_path = path;
+			burst_n = 1;
 		}
 		if (!sent)
 			mroce_cc_tx(ops, &cc, sb.una != sb.nxt, now_us(),

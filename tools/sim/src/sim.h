@@ -133,6 +133,13 @@ struct ModelCfg {
 	 * experiment, off: the model follows the driver
 	 */
 	bool window_inflight = false;
+	/*
+	 * burst_pkts: new packets of one message run on one path in bursts
+	 * of up to this many (mroce_paths_pick_again(), as the requester does
+	 * for a provider with MROCE_XPORT_CAP_SEG_PATH, the GSO provider:
+	 * 16); 1: a path per packet (the soft provider)
+	 */
+	uint32_t burst_pkts = 1;
 };
 
 class MrHost;
