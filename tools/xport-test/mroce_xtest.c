@@ -114,19 +114,6 @@ static int xtest_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	return xtest_wire->xmit(mdev, av, route, sport, ecn, skb);
 }
 
-/* A chunk this provider can cut: anything else is dropped whole. */
-static bool xtest_chunk_ok(const struct mroce_xport_chunk *c,
-			   const struct sk_buff *skb)
-{
-	if (c->nsegs < 1 || c->nsegs > MROCE_XPORT_SEG_MAX)
-		return false;
-	if (!c->mss || !c->len || !c->hdr_len || c->hdr_len > MROCE_HLEN_MAX)
-		return false;
-	if (skb->len != c->hdr_len + c->len)
-		return false;
-	return DIV_ROUND_UP(c->len, c->mss) == c->nsegs;
-}
-
 /* Segment @i of chunk @c, whose template is @tmpl: an sk_buff or NULL. */
 static struct sk_buff *xtest_seg(const struct mroce_xport_chunk *c,
 				 const u8 *tmpl, struct sk_buff *chunk, u32 i)
@@ -166,7 +153,7 @@ static int xtest_xmit_seg(struct mroce_dev *mdev, const struct mroce_av *av,
 	u32 i;
 
 	atomic64_inc(&xtest_chunks);
-	if (!xtest_chunk_ok(c, chunk) ||
+	if (!mroce_xport_chunk_ok(c, chunk) ||
 	    skb_copy_bits(chunk, 0, tmpl, c->hdr_len)) {
 		atomic64_inc(&xtest_chunk_drops);
 		kfree_skb(chunk);

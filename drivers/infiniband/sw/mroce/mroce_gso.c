@@ -81,19 +81,6 @@ static bool mroce_gso_probe(struct net_device *ndev)
 	return match;
 }
 
-/* A chunk as the requester builds them; anything else is a bug, dropped. */
-static bool mroce_gso_chunk_ok(const struct mroce_xport_chunk *c,
-			       const struct sk_buff *skb)
-{
-	if (c->nsegs < 1 || c->nsegs > MROCE_XPORT_SEG_MAX)
-		return false;
-	if (!c->mss || !c->len || !c->hdr_len || c->hdr_len > MROCE_HLEN_MAX)
-		return false;
-	if (skb->len != c->hdr_len + c->len)
-		return false;
-	return DIV_ROUND_UP(c->len, c->mss) == c->nsegs;
-}
-
 /*
  * Reference bytes [@off, @off + @len) of @from, which lie in its page
  * fragments, as page fragments of @to (no copy; each takes a page
@@ -359,7 +346,7 @@ static int mroce_gso_xmit_seg(struct mroce_dev *mdev,
 	u32 i, n, sent, lost = 0;
 	bool whole;
 
-	if (!mroce_gso_chunk_ok(c, chunk) ||
+	if (!mroce_xport_chunk_ok(c, chunk) ||
 	    skb_copy_bits(chunk, 0, tmpl, c->hdr_len)) {
 		mroce_count(mdev, MROCE_CNT_TX_DROP, c->nsegs);
 		kfree_skb(chunk);

@@ -103,7 +103,13 @@ int mroce_paths_init(struct mroce_paths *ps, u32 n, u32 win_pkts,
 	return 0;
 }
 
-int mroce_paths_pick(struct mroce_paths *ps)
+/*
+ * One round of smooth weighted round-robin: every path with window gains
+ * its weight in credit, and the chosen one pays the round's total.  The
+ * choice is the path with the most credit, or @want (>= 0: a burst that
+ * stays on its path, charged as if the round had chosen it).
+ */
+static int mroce_paths_round(struct mroce_paths *ps, int want)
 {
 	s32 total = 0;
 	int id, best = -1;
@@ -118,34 +124,29 @@ int mroce_paths_pick(struct mroce_paths *ps)
 		if (best < 0 || p->credit > ps->path[best].credit)
 			best = id;
 	}
+	if (want >= 0)
+		best = want;
 	if (best >= 0)
 		ps->path[best].credit -= total;
 	return best;
 }
 
+int mroce_paths_pick(struct mroce_paths *ps)
+{
+	return mroce_paths_round(ps, -1);
+}
+
 /*
  * A burst: the caller wants @id again (its chunk runs on one path).  The
  * credits move as if the weighted pick had chosen @id, so the shares over
- * many bursts stay the weights' (what @id takes now the others get back,
- * with interest, at the next mroce_paths_pick()).
+ * many bursts stay the weights' (what @id takes now the others get back
+ * at the next mroce_paths_pick()).
  */
 int mroce_paths_pick_again(struct mroce_paths *ps, int id)
 {
-	s32 total = 0;
-	int i;
-
 	if (!mroce_paths_has_window(ps, id))
 		return -1;
-	for (i = 0; i < (int)ps->n; i++) {
-		struct mroce_path *p = &ps->path[i];
-
-		if (!mroce_paths_has_window(ps, i))
-			continue;
-		p->credit += p->w;
-		total += p->w;
-	}
-	ps->path[id].credit -= total;
-	return id;
+	return mroce_paths_round(ps, id);
 }
 
 int mroce_paths_fallback(const struct mroce_paths *ps)

@@ -44,6 +44,19 @@ void mroce_unregister_offload(struct mroce_xport_ops *ops)
 }
 EXPORT_SYMBOL_GPL(mroce_unregister_offload);
 
+bool mroce_xport_chunk_ok(const struct mroce_xport_chunk *c,
+			  const struct sk_buff *skb)
+{
+	if (c->nsegs < 1 || c->nsegs > MROCE_XPORT_SEG_MAX)
+		return false;
+	if (!c->mss || !c->len || !c->hdr_len || c->hdr_len > MROCE_HLEN_MAX)
+		return false;
+	if (skb->len != c->hdr_len + c->len)
+		return false;
+	return DIV_ROUND_UP(c->len, c->mss) == c->nsegs;
+}
+EXPORT_SYMBOL_GPL(mroce_xport_chunk_ok);
+
 const struct mroce_xport_ops *mroce_xport_soft(void)
 {
 	return &mroce_soft_xport;

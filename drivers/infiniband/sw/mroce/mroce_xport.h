@@ -109,6 +109,16 @@ struct mroce_xport_ops {
 			const struct mroce_xport_chunk *c, struct sk_buff *skb);
 };
 
+/*
+ * Is chunk @c with sk_buff @skb one the requester builds: 1 ..
+ * MROCE_XPORT_SEG_MAX segments, template headers of at most
+ * MROCE_HLEN_MAX bytes, @skb holding them and c->len payload bytes, which
+ * cut by c->mss give c->nsegs segments?  A provider drops (and counts)
+ * any other, never warns.
+ */
+bool mroce_xport_chunk_ok(const struct mroce_xport_chunk *c,
+			  const struct sk_buff *skb);
+
 int mroce_register_offload(struct mroce_xport_ops *ops);
 void mroce_unregister_offload(struct mroce_xport_ops *ops);
 
