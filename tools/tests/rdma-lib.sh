@@ -46,6 +46,13 @@
 #   pair_ok DESC            check that both sides of the last run_pair
 #                           exited 0; on failure explain it
 #   rdma_diag               device state and counters, for failure logs
+#   verify_pair NAME MAX SEED   mroce-verify SEND, WRITE and READ of 0 B ..
+#                           MAX between the server and the client (60
+#                           messages, every byte checked, both sides'
+#                           summaries compared, phase basic ok, no
+#                           MISMATCH); logs "RESULT NAME: ..."
+#   pingpong_pair NAME SIZE ibv_rc_pingpong SIZE B x 50 with --chk
+#   Both take their TCP port from RDMA_PORT (default 18700), one each.
 
 RDMA_TRANSPORT=${MROCE_TEST_TRANSPORT:-mroce}
 RDMA_SYS=/sys/class/infiniband
@@ -229,4 +236,37 @@ pair_ok() {
 	fi
 	[ "$RDMA_TRANSPORT" = mroce ] && rdma_diag
 	return 1
+}
+
+RDMA_PORT=${RDMA_PORT:-18700}
+_RDMA_VERIFY_RE='^mroce-verify: ([0-9]+) messages, ([0-9]+) bytes verified'
+
+verify_pair() {	# verify_pair NAME MAX_SIZE SEED
+	local name=$1 max=$2 seed=$3 ssum csum
+	local v=$MROCE_TOP/tools/mroce-verify/mroce-verify
+	RDMA_PORT=$((RDMA_PORT + 1))
+	run_pair "$name" "$RDMA_PORT" 400 \
+		"$v" -d "$DEV_S" -g "$GID_S" --server -p "$RDMA_PORT" -- \
+		"$v" -d "$DEV_C" -g "$GID_C" --client "$ADDR_S" -p "$RDMA_PORT" \
+			--timeout 60 --strict --seed "$seed" --iters 60 \
+			--max-size "$max" --ops send,write,read
+	pair_ok "mroce-verify $name: SEND, WRITE, READ of 0 B .. $max" || return 1
+	# the summaries without their times
+	ssum=$(grep -E "$_RDMA_VERIFY_RE" "$SRV_OUT" | sed 's/ (.*//')
+	csum=$(grep -E "$_RDMA_VERIFY_RE" "$CLI_OUT" | sed 's/ (.*//')
+	check_match "$name: the client verified messages" "$_RDMA_VERIFY_RE" "$csum"
+	check_eq "$name: both sides' summaries agree" "$ssum" "$csum"
+	check_match "$name: phase basic (1 byte .. $max) ok" ": ok$" \
+		"$(grep -E '^mroce-verify: phase basic: ' "$CLI_OUT" | tail -n 1)"
+	check_eq "$name: no MISMATCH reported" "" \
+		"$(grep -h MISMATCH "$SRV_OUT" "$CLI_OUT")"
+	log "RESULT $name: ${csum#mroce-verify: }, ${PAIR_SECS}s"
+}
+
+pingpong_pair() {	# pingpong_pair NAME SIZE
+	RDMA_PORT=$((RDMA_PORT + 1))
+	run_pair "$1" "$RDMA_PORT" 120 \
+		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$RDMA_PORT" -s "$2" -n 50 -c -- \
+		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$RDMA_PORT" -s "$2" -n 50 -c "$ADDR_S"
+	pair_ok "$1: ibv_rc_pingpong $2 B x 50, buffers checked"
 }

@@ -78,39 +78,7 @@ ip link del sft0
 check_fail "the counters are read-only" sh -c "echo 0 >$XP/xmits" 2>/dev/null
 
 # --- data ---------------------------------------------------------------
-port=18740
-SUMMARY_RE='^mroce-verify: ([0-9]+) messages, ([0-9]+) bytes verified'
-
-# verify NAME MAX_SIZE: mroce-verify SEND, WRITE, READ up to MAX_SIZE
-verify() {
-	local name=$1 max=$2 ssum csum
-	port=$((port + 1))
-	run_pair "$name" "$port" 400 \
-		"$V" -d "$DEV_S" -g "$GID_S" --server -p "$port" -- \
-		"$V" -d "$DEV_C" -g "$GID_C" --client "$ADDR_S" -p "$port" \
-			--timeout 60 --strict --seed 4413 --iters 60 \
-			--max-size "$max" --ops send,write,read
-	pair_ok "mroce-verify $name: SEND, WRITE, READ of 0 B .. $max" || return 1
-	# the summaries without their times
-	ssum=$(grep -E "$SUMMARY_RE" "$SRV_OUT" | sed 's/ (.*//')
-	csum=$(grep -E "$SUMMARY_RE" "$CLI_OUT" | sed 's/ (.*//')
-	check_match "$name: the client verified messages" "$SUMMARY_RE" "$csum"
-	check_eq "$name: both sides' summaries agree" "$ssum" "$csum"
-	check_match "$name: phase basic (1 byte .. $max) ok" ": ok$" \
-		"$(grep -E '^mroce-verify: phase basic: ' "$CLI_OUT" | tail -n 1)"
-	check_eq "$name: no MISMATCH reported" "" \
-		"$(grep -h MISMATCH "$SRV_OUT" "$CLI_OUT")"
-	log "RESULT $name: ${csum#mroce-verify: }, ${PAIR_SECS}s"
-}
-
-# pingpong NAME SIZE: ibv_rc_pingpong with the receive buffers checked
-pingpong() {
-	port=$((port + 1))
-	run_pair "$1" "$port" 120 \
-		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" -s "$2" -n 50 -c -- \
-		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -s "$2" -n 50 -c "$ADDR_S"
-	pair_ok "$1: ibv_rc_pingpong $2 B x 50, buffers checked"
-}
+RDMA_PORT=18740
 
 # A debug kernel (the debug lane scales timeouts) takes minutes for 1 MiB
 # messages under KASAN; 256 KiB still makes full 16-segment chunks.
@@ -120,9 +88,9 @@ if [ "${MROCE_TEST_TIMEOUT_SCALE:-1}" -gt 1 ]; then
 fi
 
 x0=$(xc xmits)
-verify data "$big"
-pingpong "pingpong 1 B" 1
-pingpong "pingpong 64 KiB" 65536
+verify_pair data "$big" 4413
+pingpong_pair "pingpong 1 B" 1
+pingpong_pair "pingpong 64 KiB" 65536
 check "xmits: the engine sent through the provider ($x0 -> $(xc xmits))" \
 	test "$(xc xmits)" -gt "$x0"
 
@@ -130,7 +98,7 @@ check "xmits: the engine sent through the provider ($x0 -> $(xc xmits))" \
 r0=$(counter "$DEV_C" tx_retx_pkts)
 on_exit 'in_h2 tc qdisc del dev veth2 root 2>/dev/null'
 require "netem loss 2% on veth2" in_h2 tc qdisc replace dev veth2 root netem loss 2%
-verify loss2 "$big_loss"
+verify_pair loss2 "$big_loss" 4413
 in_h2 tc qdisc del dev veth2 root
 # ibv_rc_pingpong's client exits once it has the server's last SEND: if
 # the client's ACK of it is lost, the server's resends find no QP and RC
@@ -151,7 +119,7 @@ require "u32: short MetaRoCE packets (ACKs) to the lossless band" \
 require "u32: the other MetaRoCE packets (data) to the lossy band" \
 	in_h2 tc filter add dev veth2 parent 1: protocol ip prio 2 u32 \
 	match ip protocol 17 0xff match ip dport 4792 0xffff flowid 1:3
-pingpong "loss2: pingpong 64 KiB" 65536
+pingpong_pair "loss2: pingpong 64 KiB" 65536
 log "$(in_h2 tc -s qdisc show dev veth2 | tr '\n' ' ')"
 in_h2 tc qdisc del dev veth2 root
 r1=$(counter "$DEV_C" tx_retx_pkts)
