@@ -53,6 +53,13 @@
 #                           MISMATCH); logs "RESULT NAME: ..."
 #   pingpong_pair NAME SIZE ibv_rc_pingpong SIZE B x 50 with --chk
 #   Both take their TCP port from RDMA_PORT (default 18700), one each.
+#   malformed_drops         packets mroce1 and mroce2 dropped as malformed
+#                           (the parser's rx_drop_* counters, no checksum,
+#                           a foreign GSO buffer); every non-zero rx_drop_*
+#                           counter goes to the log
+#   dumpcap_start NS DEV FILTER PCAP SNAPLEN / dumpcap_stop
+#                           capture on DEV in namespace NS into PCAP, and
+#                           wait until it captures / end it (SIGINT)
 
 RDMA_TRANSPORT=${MROCE_TEST_TRANSPORT:-mroce}
 RDMA_SYS=/sys/class/infiniband
@@ -269,4 +276,38 @@ pingpong_pair() {	# pingpong_pair NAME SIZE
 		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$RDMA_PORT" -s "$2" -n 50 -c -- \
 		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$RDMA_PORT" -s "$2" -n 50 -c "$ADDR_S"
 	pair_ok "$1: ibv_rc_pingpong $2 B x 50, buffers checked"
+}
+
+# The counters of drops a wrong cut or merge would produce; the connection
+# checks (rx_drop_ack_range: a late ACK of an earlier QP with the same
+# number) are not counted.
+RX_MALFORMED='^rx_drop_(no_csum|gso|short|version|opcode|hdr_len|reserved|flags|path|field|length)$'
+malformed_drops() {
+	local d
+	for d in mroce1 mroce2; do
+		rdma statistic show link "$d/1" | tr ' ' '\n' | paste - - |
+			awk -v d="$d" '$1 ~ /^rx_drop_/ && $2 { print d, $1, $2 }'
+	done | tee >(sed 's/^/# rx drops: /' >&2) |
+		awk -v re="$RX_MALFORMED" '$2 ~ re { s += $3 } END { print s + 0 }'
+}
+
+dumpcap_start() {	# dumpcap_start NS DEV FILTER PCAP SNAPLEN
+	local log=$4.log
+	rm -f "$4" "$log"
+	# $! must be dumpcap itself (ip netns exec execs it): SIGINT ends it
+	ip netns exec "$1" dumpcap -q -i "$2" -P -s "$5" -f "$3" -w "$4" \
+		2>"$log" &
+	_rdma_cap=$!
+	on_exit "kill $_rdma_cap 2>/dev/null"
+	for _ in $(seq 100); do
+		grep -q Capturing "$log" && break
+		sleep 0.2
+	done
+	require "dumpcap is capturing on $2" grep -q Capturing "$log"
+}
+
+dumpcap_stop() {
+	sleep 1
+	kill -INT "$_rdma_cap"
+	wait "$_rdma_cap"
 }

@@ -76,16 +76,7 @@ require "enable the mroce trace events" sh -c "echo 1 > $T/events/mroce/enable"
 # --- capture on veth1 in h1: both directions of the link
 PCAP=/tmp/$TEST_NAME.pcap
 rm -f "$PCAP"
-# $! must be dumpcap itself (ip netns exec execs it): SIGINT ends it cleanly
-ip netns exec h1 dumpcap -q -i veth1 -P -s 0 -f 'udp port 4792' \
-	-w "$PCAP" 2>"$OUT/dumpcap.log" &
-cap=$!
-on_exit "kill $cap 2>/dev/null"
-for _ in $(seq 50); do
-	grep -q Capturing "$OUT/dumpcap.log" && break
-	sleep 0.2
-done
-require "dumpcap is capturing" grep -q Capturing "$OUT/dumpcap.log"
+dumpcap_start h1 veth1 'udp port 4792' "$PCAP" 0
 
 # hex QPN/PSN/RKey/VAddr of an "address" line of perftest or pingpong
 addr_field() {	# addr_field FILE local|remote FIELD
@@ -145,9 +136,7 @@ pair_ok "mroce-verify over 4 % loss"
 in_h1 tc qdisc del dev veth1 root
 in_h2 tc qdisc del dev veth2 root
 
-sleep 1
-kill -INT "$cap"
-wait "$cap"
+dumpcap_stop
 echo 0 >"$T/events/mroce/enable"
 drops1=$(drop_sum)
 cp "$T/trace" "$OUT/trace.txt"

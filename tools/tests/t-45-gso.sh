@@ -39,20 +39,6 @@ V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 klog_from() { dmesg | tail -n +$(($1 + 1)); }
 gso_skbs() { echo $(( $(counter mroce1 tx_gso_skbs) + $(counter mroce2 tx_gso_skbs) )); }
 tx_pkts() { echo $(( $(counter mroce1 tx_pkts) + $(counter mroce2 tx_pkts) )); }
-# rx_drops: packets both devices dropped as malformed (what a wrong cut
-# produces: short, bad version, opcode, header length, reserved bits,
-# flags, path, field or length, no checksum).  Every non-zero rx_drop_*
-# counter goes to the log; the connection checks (a late ACK of the last
-# run's QP that had the same number: rx_drop_ack_range) are not counted.
-RX_MALFORMED='^rx_drop_(no_csum|short|version|opcode|hdr_len|reserved|flags|path|field|length)$'
-rx_drops() {
-	local d
-	for d in mroce1 mroce2; do
-		rdma statistic show link "$d/1" | tr ' ' '\n' | paste - - |
-			awk -v d="$d" '$1 ~ /^rx_drop_/ && $2 { print d, $1, $2 }'
-	done | tee >(sed 's/^/# rx drops: /' >&2) |
-		awk -v re="$RX_MALFORMED" '$2 ~ re { s += $3 } END { print s + 0 }'
-}
 resent() { echo $(( $(counter mroce1 tx_retx_pkts) + $(counter mroce2 tx_retx_pkts) )); }
 
 MROCE_XPORT=
@@ -107,7 +93,7 @@ check "whole: a GSO skb carries several packets ($((g1 - g0)) skbs < $((p1 - p0)
 	test $(( (g1 - g0) * 2 )) -lt $((p1 - p0))
 # each packet arrives as built: a wrong cut (sizes, headers) is dropped as
 # malformed and resent
-check_eq "whole: no packet dropped as malformed by the receivers" 0 "$(rx_drops)"
+check_eq "whole: no packet dropped as malformed by the receivers" 0 "$(malformed_drops)"
 log "RESULT whole: $(resent) packets resent on the clean link"
 
 # --- cut: the stack segments on transmit; the wire checked --------------
@@ -115,26 +101,13 @@ on_exit 'in_h2 ethtool -K veth2 tx-gso-list on tx on 2>/dev/null'
 require "veth2: tx-gso-list off, tx checksumming off" \
 	in_h2 ethtool -K veth2 tx-gso-list off tx off
 PCAP=$RDMA_OUTDIR/cut.pcap
-rm -f "$PCAP"
-# $! must be dumpcap itself (ip netns exec execs it): SIGINT ends it
-ip netns exec h1 dumpcap -q -i veth1 -P -s 0 \
-	-f 'udp dst port 4792 and src host 192.0.2.2' \
-	-w "$PCAP" 2>"$RDMA_OUTDIR/dumpcap.log" &
-cap=$!
-on_exit "kill $cap 2>/dev/null"
-for _ in $(seq 100); do
-	grep -q Capturing "$RDMA_OUTDIR/dumpcap.log" && break
-	sleep 0.2
-done
-require "dumpcap is capturing" grep -q Capturing "$RDMA_OUTDIR/dumpcap.log"
+dumpcap_start h1 veth1 'udp dst port 4792 and src host 192.0.2.2' "$PCAP" 0
 g0=$(gso_skbs)
 verify_pair cut "$small" 4513
 g1=$(gso_skbs)
-sleep 1
-kill -INT "$cap"
-wait "$cap"
+dumpcap_stop
 check "cut: the devices sent GSO skbs ($((g1 - g0)))" test $((g1 - g0)) -gt 0
-check_eq "cut: no packet dropped as malformed by the receivers" 0 "$(rx_drops)"
+check_eq "cut: no packet dropped as malformed by the receivers" 0 "$(malformed_drops)"
 TS=(tshark -n -r "$PCAP" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE)
 "${TS[@]}" -T fields -e udp.srcport -e udp.checksum.status \
 	-e ip.checksum.status -e ip.len -e frame.len \
