@@ -3835,7 +3835,8 @@ static const struct fcase cases[] = {
 
 /* counters that nothing but our packets can raise: exactly 0 unless predicted */
 static const char *const quiet_counters[] = {
-	"rx_drop_no_csum", "rx_drop_short", "rx_drop_version", "rx_drop_opcode",
+	"rx_drop_no_csum", "rx_drop_gso", "rx_drop_short", "rx_drop_version",
+	"rx_drop_opcode",
 	"rx_drop_hdr_len", "rx_drop_reserved", "rx_drop_flags", "rx_drop_qpn",
 	"rx_drop_path", "rx_drop_field", "rx_drop_length",
 	"rx_drop_src_mismatch", "rx_drop_psn_window", "rx_drop_qkey",

@@ -37,6 +37,10 @@ static unsigned short udp_port = 4792;
 module_param(udp_port, ushort, 0444);
 MODULE_PARM_DESC(udp_port, "UDP destination port of MetaRoCE packets (default 4792)");
 
+static bool gro = true;
+module_param(gro, bool, 0444);
+MODULE_PARM_DESC(gro, "Merge MetaRoCE packets in GRO (IPv4, default on)");
+
 struct mroce_net {
 	struct mroce_sockset *set;	/* under mroce_net_mutex */
 };
@@ -70,11 +74,16 @@ static struct mroce_dev *mroce_sockset_find(struct mroce_sockset *set,
 	return NULL;
 }
 
-/* UDP encap_rcv: softirq, checksum already verified by the UDP layer. */
+/*
+ * UDP encap_rcv: softirq, checksum already verified by the UDP layer, or
+ * for a GRO batch (mroce_gro.c) every packet's as it was merged.
+ */
 static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct mroce_sockset *set = rcu_dereference_sk_user_data(sk);
 	struct mroce_dev *mdev;
+	struct sk_buff *n;
+	int pkts;
 
 	if (!set)
 		goto drop;
@@ -95,7 +104,28 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	MROCE_SKB_CB(skb)->sport = ntohs(udp_hdr(skb)->source);
 	__skb_pull(skb, sizeof(struct udphdr));
 	skb_reset_transport_header(skb);
-	mroce_xport_rcv(mdev, skb);
+	if (!skb_is_gso(skb)) {
+		mroce_xport_rcv(mdev, skb);
+		return 0;
+	}
+	/*
+	 * The UDP layer hands an encapsulation socket only GSO skbs of a
+	 * tunnel type whole: a batch of mroce_gro_receive() has its packets
+	 * on the frag_list.  Any other (a local sender's) is not ours.
+	 */
+	if (!skb_has_frag_list(skb)) {
+		mroce_count(mdev, MROCE_CNT_RX_DROP_GSO, 1);
+		goto drop;
+	}
+	pkts = mroce_gro_unchain(skb);
+	if (pkts < 0)
+		return 0;
+	/* one flow: the first packet's source port is every packet's */
+	for (n = skb->next; n; n = n->next)
+		MROCE_SKB_CB(n)->sport = MROCE_SKB_CB(skb)->sport;
+	mroce_count(mdev, MROCE_CNT_RX_GRO_SKBS, 1);
+	mroce_count(mdev, MROCE_CNT_RX_GRO_PKTS, pkts);
+	mroce_xport_rcv_list(mdev, skb);
 	return 0;
 drop:
 	kfree_skb(skb);
@@ -123,6 +153,11 @@ static struct socket *mroce_sock_open(struct net *net, int family)
 		pr_err("mroce: cannot bind UDP port %u (%s): %d\n", udp_port,
 		       family == AF_INET ? "IPv4" : "IPv6", err);
 		return ERR_PTR(err);
+	}
+	/* receive batching: IPv4 only (mroce_gro.c) */
+	if (gro && family == AF_INET) {
+		tcfg.gro_receive = mroce_gro_receive;
+		tcfg.gro_complete = mroce_gro_complete;
 	}
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;

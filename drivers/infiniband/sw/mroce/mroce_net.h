@@ -47,6 +47,21 @@ int mroce_soft_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 		    struct dst_cache *route, u16 sport, u8 ecn,
 		    struct sk_buff *skb);
 
+/*
+ * GRO on the MetaRoCE sockets (mroce_gro.c): udp_tunnel_sock_cfg's
+ * gro_receive and gro_complete, and taking a batch apart in encap_rcv.
+ */
+struct sk_buff *mroce_gro_receive(struct sock *sk, struct list_head *head,
+				  struct sk_buff *skb);
+int mroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff);
+int mroce_gro_unchain(struct sk_buff *skb);	/* packets, or -ENOMEM */
+
+/*
+ * The packets of a GRO batch, @skb and those on its ->next (mroce_recv.c).
+ * Consumes them all.
+ */
+void mroce_xport_rcv_list(struct mroce_dev *mdev, struct sk_buff *skb);
+
 /* The GSO provider (mroce_gso.c): devices of the netdevs it claims. */
 extern const struct mroce_xport_ops mroce_gso_xport;
 

@@ -988,14 +988,18 @@ seen:
  * ACK when asked to, every few packets (more often while a hole exists,
  * so the sender's loss detector sees fresh SACKs), and whenever ePSN
  * moved past more than this packet (from @epsn): the requester only knows
- * the later PSNs as SACKed and cannot complete them until told.
+ * the later PSNs as SACKed and cannot complete them until told.  The
+ * count waits for the end of a GRO batch's run of this QP's requests
+ * (rx_more): they arrived together, and one ACK after the last of them
+ * tells the requester what one every MROCE_ACK_EVERY would have.
  */
 static bool mroce_resp_ack_due(const struct mroce_qp *qp,
 			       const struct mroce_pkt_info *pi, u32 epsn)
 {
 	return (pi->flags & MROCE_F_ACK_REQ) || pi->rx_ce ||
-	       qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
-				    MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY) ||
+	       (!pi->rx_more &&
+		qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
+				     MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY)) ||
 	       mroce_psn_fwd(epsn, qp->rq.epsn) > 1;
 }
 

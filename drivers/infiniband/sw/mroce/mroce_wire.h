@@ -426,6 +426,9 @@ struct mroce_pkt_info {
 	bool rx_ce;
 	u16 rx_sport;
 	bool rx_from_peer;	/* RC: source QPN and addresses are the peer's */
+	bool rx_more;		/* the next packet of its GRO batch goes to
+				 * the same engine of the same QP
+				 */
 	/* NKH */
 	u8 nak_code;
 	u8 rnr_timer;
