@@ -41,7 +41,8 @@ load_modules() {
 	done
 	# --gso NETDEVS (run-bench.sh): those devices use the GSO provider
 	[ -d /sys/module/mroce ] ||
-		insmod "$BIN/mroce.ko" ${MROCE_BENCH_GSO:+"gso=$MROCE_BENCH_GSO"}
+		insmod "$BIN/mroce.ko" ${MROCE_BENCH_GSO:+"gso=$MROCE_BENCH_GSO"} \
+			${MROCE_BENCH_NO_GRO:+gro=0}
 }
 
 record_env() {	# what the guest looked like, for the report
@@ -52,6 +53,7 @@ record_env() {	# what the guest looked like, for the report
 		echo "mroce srcversion: $(cat /sys/module/mroce/srcversion 2>/dev/null)"
 		echo "mroce cc_algo (devices created now): $(cat /sys/module/mroce/parameters/cc_algo 2>/dev/null)"
 		echo "mroce gso (netdevs whose devices use the GSO provider): $(cat /sys/module/mroce/parameters/gso 2>/dev/null)"
+		echo "mroce gro (UDP GRO on its sockets): $(cat /sys/module/mroce/parameters/gro 2>/dev/null)"
 		echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 		rdma link show
 		for d in "$@"; do
@@ -97,6 +99,12 @@ single)
 		topo_pair
 		ip netns exec h1 rdma link add mroce1 type mroce netdev veth1
 		ip netns exec h2 rdma link add mroce2 type mroce netdev veth2
+		# --veth-gro (run-bench.sh): veth receives through NAPI and
+		# GRO, which it does only with TSO off on the sending side
+		if [ -n "${MROCE_BENCH_VETH_GRO:-}" ]; then
+			ip netns exec h1 ethtool -K veth1 gro on tso off
+			ip netns exec h2 ethtool -K veth2 gro on tso off
+		fi
 		record_env
 	fi
 	if [[ $paths == *,single,* ]]; then

@@ -79,6 +79,11 @@
 #   --gso NETDEVS      load mroce with gso=NETDEVS (e.g. '*'): devices on those
 #                      netdevs use the GSO provider (default: none, the soft
 #                      provider)
+#   --no-gro           load mroce with gro=0: no UDP GRO on its sockets (the
+#                      reference for what GRO gains)
+#   --veth-gro         GRO on and TSO off on the veth pair of the single and
+#                      jumbo paths (veth receives through NAPI only so); TCP
+#                      there is then segmented before veth and merged after
 #   --only REGEX       only runs whose name matches (e.g. 'write_bw-65536',
 #                      'bottleneck' for the congestion scenario alone)
 #   --bottleneck-repeat N  repetitions of the congestion scenario (default 1;
@@ -153,6 +158,8 @@ while [ $# -gt 0 ]; do
 	--paths) need "$@"; PATHS=$2; shift 2 ;;
 	--only) need "$@"; ONLY=$2; shift 2 ;;
 	--gso) need "$@"; MROCE_BENCH_GSO=$2; shift 2 ;;
+	--no-gro) MROCE_BENCH_NO_GRO=1; shift ;;
+	--veth-gro) MROCE_BENCH_VETH_GRO=1; shift ;;
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
 	--nice) need "$@"; NICE=$2; shift 2 ;;
@@ -190,6 +197,8 @@ for p in ${PATHS//,/ }; do
 done
 export MROCE_BENCH_PATHS=$PATHS MROCE_BENCH_SINGLE_VERBS=$SINGLE_VERBS
 export MROCE_BENCH_GSO=${MROCE_BENCH_GSO:-}
+export MROCE_BENCH_NO_GRO=${MROCE_BENCH_NO_GRO:-}
+export MROCE_BENCH_VETH_GRO=${MROCE_BENCH_VETH_GRO:-}
 
 # ------------------------------------------------------------- the tree
 KO=$TOP/drivers/infiniband/sw/mroce/mroce.ko
@@ -234,6 +243,8 @@ meta = {
     "ko_sha256": e["KOSHA"],
     "ko_srcversion": e["SRCV"], "guest_kernel": e["KVER"], "qemu": e["QEMUV"],
     "gso": e.get("MROCE_BENCH_GSO", ""),
+    "gro": not e.get("MROCE_BENCH_NO_GRO", ""),
+    "veth_gro": bool(e.get("MROCE_BENCH_VETH_GRO", "")),
     "host_cpus": os.cpu_count(),
     "host_cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                             if l.startswith("model name")), "?"),
