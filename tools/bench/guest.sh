@@ -42,7 +42,7 @@ load_modules() {
 	# --gso NETDEVS (run-bench.sh): those devices use the GSO provider
 	[ -d /sys/module/mroce ] ||
 		insmod "$BIN/mroce.ko" ${MROCE_BENCH_GSO:+"gso=$MROCE_BENCH_GSO"} \
-			${MROCE_BENCH_NO_GRO:+gro=0}
+			${MROCE_BENCH_GRO:+gro=1}
 }
 
 record_env() {	# what the guest looked like, for the report

@@ -79,8 +79,8 @@
 #   --gso NETDEVS      load mroce with gso=NETDEVS (e.g. '*'): devices on those
 #                      netdevs use the GSO provider (default: none, the soft
 #                      provider)
-#   --no-gro           load mroce with gro=0: no UDP GRO on its sockets (the
-#                      reference for what GRO gains)
+#   --gro              load mroce with gro=1: its sockets merge MetaRoCE
+#                      packets in GRO (default: gro=0, the module's default)
 #   --veth-gro         GRO on and TSO off on the veth pair of the single and
 #                      jumbo paths (veth receives through NAPI only so); TCP
 #                      there is then segmented before veth and merged after
@@ -158,7 +158,7 @@ while [ $# -gt 0 ]; do
 	--paths) need "$@"; PATHS=$2; shift 2 ;;
 	--only) need "$@"; ONLY=$2; shift 2 ;;
 	--gso) need "$@"; MROCE_BENCH_GSO=$2; shift 2 ;;
-	--no-gro) MROCE_BENCH_NO_GRO=1; shift ;;
+	--gro) MROCE_BENCH_GRO=1; shift ;;
 	--veth-gro) MROCE_BENCH_VETH_GRO=1; shift ;;
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
@@ -197,7 +197,7 @@ for p in ${PATHS//,/ }; do
 done
 export MROCE_BENCH_PATHS=$PATHS MROCE_BENCH_SINGLE_VERBS=$SINGLE_VERBS
 export MROCE_BENCH_GSO=${MROCE_BENCH_GSO:-}
-export MROCE_BENCH_NO_GRO=${MROCE_BENCH_NO_GRO:-}
+export MROCE_BENCH_GRO=${MROCE_BENCH_GRO:-}
 export MROCE_BENCH_VETH_GRO=${MROCE_BENCH_VETH_GRO:-}
 
 # ------------------------------------------------------------- the tree
@@ -243,7 +243,7 @@ meta = {
     "ko_sha256": e["KOSHA"],
     "ko_srcversion": e["SRCV"], "guest_kernel": e["KVER"], "qemu": e["QEMUV"],
     "gso": e.get("MROCE_BENCH_GSO", ""),
-    "gro": not e.get("MROCE_BENCH_NO_GRO", ""),
+    "gro": bool(e.get("MROCE_BENCH_GRO", "")),
     "veth_gro": bool(e.get("MROCE_BENCH_VETH_GRO", "")),
     "host_cpus": os.cpu_count(),
     "host_cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")

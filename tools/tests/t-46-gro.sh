@@ -5,7 +5,7 @@
 # GRO on the MetaRoCE port (drivers/infiniband/sw/mroce/mroce_gro.c): a
 # NAPI netdev's MetaRoCE packets of one flow that arrive in one poll are
 # chained into one skb, go up the IP stack once, and mroce's socket takes
-# them off the chain as a batch.
+# them off the chain as a batch.  The module is loaded with gro=1.
 #
 #   merged    veth1 and veth2 with GRO on and TSO off (veth then receives
 #             through NAPI): mroce-verify SEND, WRITE, READ of 0 B .. 1 MiB and
@@ -37,7 +37,7 @@ V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 # chains cross a veth whole and are not merged again).
 MROCE_XPORT=
 unload_mroce
-load_mroce
+load_mroce gro=1
 setup_rdma_pair
 RDMA_PORT=18940
 
