@@ -60,6 +60,9 @@
 #   dumpcap_start NS DEV FILTER PCAP SNAPLEN / dumpcap_stop
 #                           capture on DEV in namespace NS into PCAP, and
 #                           wait until it captures / end it (SIGINT)
+#   wait_for_word DESC WORD FILE   wait up to 20 s for WORD in FILE (a
+#                           background helper saying it is ready), then
+#                           require it
 
 RDMA_TRANSPORT=${MROCE_TEST_TRANSPORT:-mroce}
 RDMA_SYS=/sys/class/infiniband
@@ -299,11 +302,15 @@ dumpcap_start() {	# dumpcap_start NS DEV FILTER PCAP SNAPLEN
 		2>"$log" &
 	_rdma_cap=$!
 	on_exit "kill $_rdma_cap 2>/dev/null"
+	wait_for_word "dumpcap is capturing on $2" Capturing "$log"
+}
+
+wait_for_word() {	# wait_for_word DESC WORD FILE: up to 20 s, then require
 	for _ in $(seq 100); do
-		grep -q Capturing "$log" && break
+		grep -q "$2" "$3" && break
 		sleep 0.2
 	done
-	require "dumpcap is capturing on $2" grep -q Capturing "$log"
+	require "$1" grep -q "$2" "$3"
 }
 
 dumpcap_stop() {

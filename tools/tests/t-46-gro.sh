@@ -94,11 +94,7 @@ print(n, big)
 ' "$mtu" >"$RDMA_OUTDIR/tap.out" 2>"$RDMA_OUTDIR/tap.err" &
 	tap=$!
 	on_exit "kill $tap 2>/dev/null"
-	for _ in $(seq 100); do
-		grep -q bound "$RDMA_OUTDIR/tap.err" && break
-		sleep 0.2
-	done
-	require "the AF_PACKET socket is bound" grep -q bound "$RDMA_OUTDIR/tap.err"
+	wait_for_word "the AF_PACKET socket is bound" bound "$RDMA_OUTDIR/tap.err"
 }
 tap_stop() {
 	kill -TERM "$tap"

@@ -86,7 +86,6 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct mroce_sockset *set = rcu_dereference_sk_user_data(sk);
 	struct mroce_dev *mdev;
-	struct sk_buff *n;
 	int pkts;
 
 	if (!set)
@@ -124,9 +123,6 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	pkts = mroce_gro_unchain(skb);
 	if (pkts < 0)
 		return 0;
-	/* one flow: the first packet's source port is every packet's */
-	for (n = skb->next; n; n = n->next)
-		MROCE_SKB_CB(n)->sport = MROCE_SKB_CB(skb)->sport;
 	mroce_count(mdev, MROCE_CNT_RX_GRO_SKBS, 1);
 	mroce_count(mdev, MROCE_CNT_RX_GRO_PKTS, pkts);
 	mroce_xport_rcv_list(mdev, skb);
