@@ -646,6 +646,7 @@ struct mroce_qp {
 		u32 rd_dup_psn[MROCE_RD_DUPS];
 		u8 rd_dup_head;
 		u8 rd_ndup;
+		bool rd_busy;	/* any of them: read without rq.lock */
 		u8 rd_recent_next;
 		u32 rd_recent_psn[MROCE_RD_RECENT];	/* U32_MAX: none */
 		u32 rd_recent_us[MROCE_RD_RECENT];

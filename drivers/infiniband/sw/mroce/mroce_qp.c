@@ -234,6 +234,7 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	mroce_msg_track_init(&qp->rq.msg);
 	bitmap_zero(qp->rq.rd_pending, MROCE_WINDOW);
 	qp->rq.rd_ndup = 0;
+	qp->rq.rd_busy = false;
 	memset(qp->rq.rd_recent_psn, 0xff, sizeof(qp->rq.rd_recent_psn));
 	qp->rq.seq_err_sent = false;
 	bitmap_zero(qp->rq.seen, MROCE_WINDOW);

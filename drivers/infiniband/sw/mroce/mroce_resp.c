@@ -69,13 +69,17 @@ static void mroce_resp_ack_send(struct mroce_qp *qp,
 {
 	struct mroce_pkt_info pi = {};
 	struct sk_buff *skb;
-	u32 i;
+	unsigned int b;
 
 	pi.opcode = nak ? MROCE_OP_NAK : MROCE_OP_ACK;
 	pi.psn = qp->rq.epsn;
-	for (i = 1; i < MROCE_WINDOW; i++)
-		if (test_bit((qp->rq.epsn + i) % MROCE_WINDOW, qp->rq.seen))
+	/* SACK bit i is PSN epsn + i: walk the set bits only */
+	for_each_set_bit(b, qp->rq.seen, MROCE_WINDOW) {
+		u32 i = (b - qp->rq.epsn) % MROCE_WINDOW;
+
+		if (i)
 			mroce_wire_sack_set(pi.sack, i);
+	}
 	if (e) {
 		pi.rx_count = clamp_t(u32, qp->rq.since_ack, 1, U16_MAX);
 		pi.echo_ts = e->ts_us;
@@ -398,7 +402,21 @@ static void mroce_rslot_fill(struct mroce_rslot *s,
  */
 static void mroce_resp_read_kick(struct mroce_qp *qp)
 {
+	WRITE_ONCE(qp->rq.rd_busy, true);
+	/*
+	 * Pairs with the tasklet's own test_and_clear of its SCHED bit
+	 * before it runs: a run that peeked at rd_busy before this store
+	 * is followed by one that sees it (mroce_resp_read_next()).
+	 */
+	smp_mb__before_atomic();
 	tasklet_schedule(&qp->sq.task);
+}
+
+/* Under rq.lock, after READ responses were taken off the queue. */
+static void mroce_resp_read_idle_check(struct mroce_qp *qp)
+{
+	if (!qp->rq.rd_ndup && bitmap_empty(qp->rq.rd_pending, MROCE_WINDOW))
+		WRITE_ONCE(qp->rq.rd_busy, false);
 }
 
 /* Execute the READ in @s at @psn: validate it and queue its responses. */
@@ -619,22 +637,33 @@ bool mroce_resp_read_next(struct mroce_qp *qp, struct mroce_rd_src *src)
 	u16 sport;
 	u32 psn;
 
+	/*
+	 * Most runs have no READ to answer: peek without rq.lock, which the
+	 * responder holds while it handles a packet, maybe on another CPU.
+	 * A READ queued after this peek kicks another run.
+	 */
+	if (!READ_ONCE(qp->rq.rd_busy))
+		return false;
 	spin_lock(&qp->rq.lock);
 	if (!mroce_qp_receives(qp)) {
 		bitmap_zero(qp->rq.rd_pending, MROCE_WINDOW);
 		qp->rq.rd_ndup = 0;
+		WRITE_ONCE(qp->rq.rd_busy, false);
 		spin_unlock(&qp->rq.lock);
 		return false;
 	}
 	s = mroce_resp_read_cur(qp, &psn, &dup);
 	if (!s) {
+		WRITE_ONCE(qp->rq.rd_busy, false);
 		spin_unlock(&qp->rq.lock);
 		return false;
 	}
 	skb = mroce_resp_read_pkt(qp, src, s, psn, &pi, &gone);
 	sport = s->sport ?: qp->sport;
-	if (gone || (skb && !s->m.payload_len))
+	if (gone || (skb && !s->m.payload_len)) {
 		mroce_resp_read_done(qp, psn, dup);
+		mroce_resp_read_idle_check(qp);
+	}
 	spin_unlock(&qp->rq.lock);
 	if (!skb)
 		return gone;	/* no memory: the next run tries again */
