@@ -240,6 +240,14 @@ struct mroce_pool_elem {
 	refcount_t ref;			/* lookups and holders + 1 */
 };
 
+/* Same-device loopback: one queue per CPU (mroce_net.c). */
+struct mroce_loop {
+	struct sk_buff_head q;
+	struct tasklet_struct task;
+	struct mroce_dev *mdev;
+	bool running;	/* the task drains q: no need to schedule it */
+};
+
 struct mroce_dev {
 	struct ib_device ib_dev;	/* must stay first: ib_alloc_device() */
 	struct net_device *ndev;	/* ib_core holds the reference */
@@ -249,8 +257,7 @@ struct mroce_dev {
 	void *xport_priv;
 	struct hlist_node xport_node;	/* soft path: on its socket set */
 	/* soft path: packets to the device's own address (mroce_net.c) */
-	struct sk_buff_head loop_q;
-	struct tasklet_struct loop_task;
+	struct mroce_loop __percpu *loop;
 
 	const struct mroce_cc_ops *cc;	/* default for new QPs */
 

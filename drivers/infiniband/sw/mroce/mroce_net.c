@@ -211,18 +211,32 @@ err:
  * keeps an IP header, which the receive path reads (addresses, ECN; a
  * UD receive builds its GRH from it), and is received from a tasklet,
  * never from the sender's call: the sender may hold locks of a QP that
- * the receive takes.
+ * the receive takes.  The queue and its tasklet are per CPU, as the
+ * kernel's receive backlog is: a packet is received on the CPU that
+ * sent it, as soon as that CPU enables bottom halves again (a post_send
+ * returns with its packet placed and, with luck, acknowledged), and one
+ * CPU never works through what another CPU sent while its own process
+ * waits.
  */
 static void mroce_loop_task(struct tasklet_struct *t)
 {
-	struct mroce_dev *mdev = from_tasklet(mdev, t, loop_task);
+	struct mroce_loop *l = from_tasklet(l, t, task);
 	struct sk_buff *skb;
 	int budget = MROCE_TX_BUDGET;
 
-	while (budget-- && (skb = skb_dequeue(&mdev->loop_q)))
-		mroce_xport_rcv(mdev, skb);
-	if (!skb_queue_empty(&mdev->loop_q))
-		tasklet_schedule(&mdev->loop_task);
+	/*
+	 * What the receive sends back to this device (an ACK, a READ
+	 * response) joins the queue and is received in this same run, not
+	 * in another run of the task: a task that schedules itself again
+	 * keeps the softirq pending, and a softirq pending across a jiffy
+	 * goes to ksoftirqd, a wake-up and a context switch later.
+	 */
+	l->running = true;
+	while (budget-- && (skb = skb_dequeue(&l->q)))
+		mroce_xport_rcv(l->mdev, skb);
+	l->running = false;
+	if (!skb_queue_empty(&l->q))
+		tasklet_schedule(&l->task);
 }
 
 /* Is @av's destination the device's own address? */
@@ -243,6 +257,7 @@ static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	u8 tos = (av->tclass & ~INET_ECN_MASK) | ecn;
 	unsigned int hlen = av->family == AF_INET ? sizeof(struct iphdr) :
 						    sizeof(struct ipv6hdr);
+	struct mroce_loop *l;
 
 	if (skb_cow_head(skb, hlen))
 		return -ENOMEM;
@@ -280,8 +295,11 @@ static int mroce_loop_xmit(struct mroce_dev *mdev, const struct mroce_av *av,
 	skb->dev = mdev->ndev;
 	MROCE_SKB_CB(skb)->sport = sport;
 	mroce_count(mdev, MROCE_CNT_TX_LOOPBACK_PKTS, 1);
-	skb_queue_tail(&mdev->loop_q, skb);
-	tasklet_schedule(&mdev->loop_task);
+	l = get_cpu_ptr(mdev->loop);
+	skb_queue_tail(&l->q, skb);
+	if (!l->running)
+		tasklet_schedule(&l->task);
+	put_cpu_ptr(mdev->loop);
 	return 0;
 }
 
@@ -290,20 +308,31 @@ int mroce_soft_attach(struct mroce_dev *mdev)
 	struct net *net = dev_net(mdev->ndev);
 	struct mroce_net *mn = net_generic(net, mroce_net_id);
 	struct mroce_sockset *set;
+	int cpu;
 
+	mdev->loop = alloc_percpu(struct mroce_loop);
+	if (!mdev->loop)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct mroce_loop *l = per_cpu_ptr(mdev->loop, cpu);
+
+		skb_queue_head_init(&l->q);
+		tasklet_setup(&l->task, mroce_loop_task);
+		l->mdev = mdev;
+	}
 	mutex_lock(&mroce_net_mutex);
 	set = mn->set;
 	if (!set) {
 		set = mroce_sockset_create(net);
 		if (IS_ERR(set)) {
 			mutex_unlock(&mroce_net_mutex);
+			free_percpu(mdev->loop);
+			mdev->loop = NULL;
 			return PTR_ERR(set);
 		}
 		mn->set = set;
 	}
 	set->users++;
-	skb_queue_head_init(&mdev->loop_q);
-	tasklet_setup(&mdev->loop_task, mroce_loop_task);
 	hlist_add_head_rcu(&mdev->xport_node, &set->devs);
 	mdev->xport_priv = set;
 	mutex_unlock(&mroce_net_mutex);
@@ -313,6 +342,7 @@ int mroce_soft_attach(struct mroce_dev *mdev)
 void mroce_soft_detach(struct mroce_dev *mdev)
 {
 	struct mroce_sockset *set = mdev->xport_priv;
+	int cpu;
 
 	mutex_lock(&mroce_net_mutex);
 	hlist_del_rcu(&mdev->xport_node);
@@ -322,8 +352,14 @@ void mroce_soft_detach(struct mroce_dev *mdev)
 	/* no receive or transmit still looks at @mdev through the set */
 	synchronize_rcu();
 	/* nor a loopback packet, which a transmit queued before */
-	tasklet_kill(&mdev->loop_task);
-	skb_queue_purge(&mdev->loop_q);
+	for_each_possible_cpu(cpu) {
+		struct mroce_loop *l = per_cpu_ptr(mdev->loop, cpu);
+
+		tasklet_kill(&l->task);
+		skb_queue_purge(&l->q);
+	}
+	free_percpu(mdev->loop);
+	mdev->loop = NULL;
 }
 
 /*

@@ -49,11 +49,21 @@ void mroce_timer_arm(struct mroce_qp *qp)
 	 * failing while destroy quiesces it must not arm the timer again
 	 * after hrtimer_cancel().
 	 */
-	if (at == U64_MAX || !mroce_qp_sends(qp)) {
+	if (!mroce_qp_sends(qp)) {
 		qp->sq.timer_at = 0;
 		hrtimer_try_to_cancel(&qp->sq.loss_timer);
 		return;
 	}
+	/*
+	 * Nothing due: the timer stays as it is.  Cancelling it now and
+	 * starting it again with the next message costs two reprogrammings
+	 * of the clock event device per message when messages go one at a
+	 * time (a ping-pong), where the expiry, if it comes, finds nothing
+	 * due and stops once; and a timer that stays queued takes the next
+	 * message's deadlines with no reprogramming at all (below).
+	 */
+	if (at == U64_MAX)
+		return;
 	/* due later than programmed: the early expiry re-arms it */
 	if (qp->sq.timer_at && qp->sq.timer_at <= at &&
 	    hrtimer_is_queued(&qp->sq.loss_timer))
