@@ -7,7 +7,8 @@
 # CMP_AND_SWAP, 8 B), then ib_write_lat, ib_send_lat and ib_read_lat
 # (8 B), 32 MiB READs (more READ requests than the window holds), and
 # ib_send_bw/ib_send_lat over UD (-c UD) and ib_send_bw with an SRQ
-# (--use-srq).  Server in h1 on mroce1, client in h2 on mroce2, RoCE v2 GID of
+# (--use-srq); then (mroce) 5 s of ib_write_lat with a 400 ms reachable
+# time, during which neither neighbour entry may be probed.  Server in h1 on mroce1, client in h2 on mroce2, RoCE v2 GID of
 # the IPv4 address (-x), perftest's TCP exchange over 192.0.2.1, small
 # iteration counts (the guest is TCG-emulated).  Both sides must exit 0
 # and the client must print a results line for the size and iterations
@@ -89,3 +90,39 @@ perf ib_read_lat 8 100
 perf ib_send_bw 1024 200 -c UD
 perf ib_send_lat 8 100 -c UD
 perf ib_send_bw 4096 200 --use-srq
+
+# Neighbour confirmation (mroce): an ACK that acknowledges progress proves
+# the peer gets our packets, so the requester's next packet confirms the
+# neighbour entry it leaves by, as TCP does.  With a short reachable time,
+# 5 s of ib_write_lat (both ends requesters) must not take either entry
+# through PROBE (unicast ARP).  Without confirmation (the control
+# connection idle meanwhile) the server's entry went REACHABLE -> DELAY ->
+# PROBE within those 5 s.
+if [ "$RDMA_TRANSPORT" = mroce ]; then
+	nd_s=$(rdma link show "$DEV_S/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	nd_c=$(rdma link show "$DEV_C/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+	mon=$(mktemp -d)
+	mpids=()
+	for side in server client; do
+		nd=$nd_s run=in_server
+		[ $side = client ] && nd=$nd_c run=in_client
+		$run sysctl -qw "net.ipv4.neigh.$nd.base_reachable_time_ms=400" \
+			"net.ipv4.neigh.$nd.delay_first_probe_time=1"
+		$run timeout 40 ip monitor neigh >"$mon/$side" 2>&1 &
+		mpids+=($!)
+	done
+	port=$((port + 1))
+	run_pair ib_write_lat-neigh "$port" 60 \
+		ib_write_lat -d "$DEV_S" -x "$GID_S" -F -p "$port" -s 8 -D 5 -- \
+		ib_write_lat -d "$DEV_C" -x "$GID_C" -F -p "$port" -s 8 -D 5 \
+			"$ADDR_S"
+	pair_ok "ib_write_lat -D 5 with a 400 ms reachable time"
+	pkill -f "ip monitor neigh" || true
+	wait "${mpids[@]}" 2>/dev/null || true
+	for side in server client; do
+		n=$(grep -c ' PROBE' "$mon/$side")
+		log "ip monitor neigh, $side: $(wc -l <"$mon/$side") events, $n PROBE"
+		check_eq "$side: the peer's neighbour entry was never probed" 0 "$n"
+	done
+	rm -rf "$mon"
+fi

@@ -585,6 +585,7 @@ struct mroce_qp {
 		bool tlp_out;		/* a probe is out, no ACK since */
 		u32 rnr_left;
 		bool rnr_wait;
+		bool neigh_confirm;	/* progress since the last packet */
 		struct timer_list rnr_timer;
 		struct tasklet_struct task;
 		/* congestion control: the algorithm (a module reference) and its state */

@@ -92,6 +92,12 @@ bool mroce_sq_complete(struct mroce_qp *qp)
 /* The peer made progress: the verbs retry clock restarts. */
 static void mroce_sq_progress(struct mroce_qp *qp, u64 now)
 {
+	/*
+	 * Proof that the peer gets our packets: the next one confirms the
+	 * neighbour entry it leaves by (as TCP's forward progress does),
+	 * which then stays reachable without ARP/ND probes.
+	 */
+	qp->sq.neigh_confirm = true;
 	mroce_sq_retry_restart(qp);
 	mroce_rto_progress(&qp->sq.rto);
 	qp->sq.rnr_left = qp->rnr_retry;

@@ -106,12 +106,26 @@ int mroce_pkt_send_to(struct mroce_qp *qp, const struct mroce_av *av,
 }
 
 /*
+ * The peer acknowledged progress since the QP's last request packet: this
+ * one has the IP layer confirm the neighbour it leaves by (the soft
+ * provider's IPv4 and IPv6 output; sock_confirm_neigh()).  Under sq.lock.
+ */
+static void mroce_pkt_neigh_confirm(struct mroce_qp *qp, struct sk_buff *skb)
+{
+	if (qp->sq.neigh_confirm) {
+		qp->sq.neigh_confirm = false;
+		skb_set_dst_pending_confirm(skb, 1);
+	}
+}
+
+/*
  * A request packet on the connection: the requester has set the path id,
  * path sequence number and timestamp, and @sport is the path's entropy.
  */
 int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 			struct mroce_pkt_info *pi, u16 sport)
 {
+	mroce_pkt_neigh_confirm(qp, skb);
 	return mroce_pkt_emit(qp, &qp->av, qp->dest_qpn, sport, skb, pi);
 }
 
@@ -131,6 +145,7 @@ void mroce_pkt_send_chunk(struct mroce_qp *qp,
 	int hlen, i;
 
 	tmpl->payload_len = min(c->mss, c->len);
+	mroce_pkt_neigh_confirm(qp, skb);
 	hlen = mroce_pkt_push_hdr(qp, qp->dest_qpn, skb, tmpl);
 	if (hlen < 0)
 		goto drop;
