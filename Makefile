@@ -24,6 +24,7 @@
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
 #   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
+#   make trace-lat  ftrace of a perftest round trip (tools/bench/trace-lat.sh)
 #   make sim        the cluster-scale simulator (tools/sim): the driver's
 #                   protocol code on ns-3, a bounded scenario set -> a
 #                   table, CSV and PNG plots in tools/sim/out;
@@ -39,7 +40,7 @@
 KDIR ?= $(shell $(CURDIR)/tools/kdir.sh)
 GUEST := $(CURDIR)/tools/guest/mroce-vm
 
-.PHONY: all modules provider tools xport-test conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile sim clean
+.PHONY: all modules provider tools xport-test conformance deb check check-install check-debug check-612 lint kunit guest-test demo bench profile trace-lat sim clean
 
 all: modules provider tools xport-test
 
@@ -104,6 +105,9 @@ bench: all
 
 profile: all
 	$(CURDIR)/tools/bench/profile.sh
+
+trace-lat: all
+	$(CURDIR)/tools/bench/trace-lat.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
