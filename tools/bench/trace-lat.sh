@@ -12,18 +12,18 @@
 #
 # Host side (no argument): boots the test guest (tools/guest/mroce-vm)
 # and runs itself inside with --guest.  Guest side: the perftest TOOL
-# with SIZE-byte messages (-D 4) between
+# with SIZE-byte messages (-D 10, twice) between
 #   veth  netns h1 (server, CPU 0) and h2 (client, CPU 1), mroce1/mroce2
 #         on the veth pair (tools/guest/topo.sh)
 #   loop  two QPs of mroce0 on dummy0 in the root netns (server CPU 0,
 #         client CPU 1): the device loopback
-# and after 2 s of it, 0.3 s of each of
+# and, 3 s into each of the two runs, 0.3 s of
+#   function_graph  about 20 functions at different depths: durations
+#                   (inclusive), and who programs the clock event device
 #   function        every mroce function and a few kernel ones
 #                   (system call, veth, IP and UDP receive, softirq,
 #                   clock event programming): the order of events on each
 #                   CPU and the gaps between them
-#   function_graph  about 20 functions at different depths: durations
-#                   (inclusive), and who programs the clock event device
 # Results in build/results/trace-lat/: function.txt and graph.txt (the
 # raw traces), perftest's output, and summary.txt:
 #   - round trips: the interval between one CPU's consecutive system
@@ -60,6 +60,9 @@ fi
 [ "${MROCE_IN_GUEST:-0}" = 1 ] || { echo "trace-lat.sh: --guest runs only in the test guest" >&2; exit 2; }
 OUT=${MROCE_RESULTS:-/results}/trace-lat
 mkdir -p "$OUT"
+# traces are written in the guest first (the results share is slow) and
+# copied when the run is over
+WORK=$(mktemp -d)
 export RDMAV_DRIVERS=$TOP/tools/libmroce/libmroce
 say() { echo "trace-lat: $*"; }
 
@@ -77,9 +80,10 @@ gid_of() {	# DEV IPV4: the index of ::ffff:IPV4 in DEV's port-1 GID table
 		head -n 1 | xargs -r basename
 }
 
+# shellcheck source=../guest/topo.sh
+. "$TOP/tools/guest/topo.sh"
 if [ "$TPATH" = veth ]; then
-	# shellcheck source=../guest/topo.sh
-	. "$TOP/tools/guest/topo.sh"
+	srv_ns=h1
 	topo_pair
 	ip netns exec h1 rdma link add mroce1 type mroce netdev veth1
 	ip netns exec h2 rdma link add mroce2 type mroce netdev veth2
@@ -90,6 +94,7 @@ if [ "$TPATH" = veth ]; then
 	g_c=$(gid_of mroce2 192.0.2.2)
 	addr=192.0.2.1
 else
+	srv_ns=
 	ip link add dummy0 type dummy
 	ip link set dummy0 up
 	ip link set lo up
@@ -119,9 +124,9 @@ GFUNCS="__x64_sys_write ib_uverbs_post_send mroce_req_do mroce_sq_fetch
 	mroce_loop_task hrtimer_start_range_ns hrtimer_try_to_cancel
 	clockevents_program_event"
 
-trace() {	# TRACER FUNCS...: 0.3 s of TRACER on FUNCS, into $OUT/TRACER.txt
-	local tracer=$1 f
-	shift
+trace() {	# TRACER FILE FUNCS...: 0.3 s of TRACER on FUNCS, into $OUT/FILE
+	local tracer=$1 file=$2 f
+	shift 2
 	echo 0 >"$T/tracing_on"
 	echo nop >"$T/current_tracer"
 	: >"$T/set_ftrace_filter"
@@ -139,34 +144,41 @@ trace() {	# TRACER FUNCS...: 0.3 s of TRACER on FUNCS, into $OUT/TRACER.txt
 	echo 1 >"$T/tracing_on"
 	sleep 0.3
 	echo 0 >"$T/tracing_on"
-	cat "$T/trace" >"$OUT/$tracer.txt"
+	cat "$T/trace" >"$WORK/$file"
 	echo nop >"$T/current_tracer"
 }
 
-"${srv[@]}" -x "$g_s" -F -s "$SIZE" -D 4 >"$OUT/server.txt" 2>&1 &
-spid=$!
-sleep 1
-"${cli[@]}" -x "$g_c" -F -s "$SIZE" -D 4 "$addr" >"$OUT/client.txt" 2>&1 &
-cpid=$!
-sleep 2
-# shellcheck disable=SC2086 # lists of function names
-trace function $KFUNCS ":mod:mroce"
-wait "$cpid" || say "client exit $?"
-wait "$spid" || say "server exit $?"
+# traced TRACER FILE FUNCS...: a perftest run of its own, traced 3 s
+# after the client started (the next run starts only when this
+# one's trace is written out, which takes seconds under TCG)
+traced() {
+	local spid cpid
+	"${srv[@]}" -x "$g_s" -F -s "$SIZE" -D 10 >>"$OUT/server.txt" 2>&1 &
+	spid=$!
+	topo_wait_listen "$srv_ns" 18515
+	"${cli[@]}" -x "$g_c" -F -s "$SIZE" -D 10 "$addr" >"$WORK/client" 2>&1 &
+	cpid=$!
+	# perftest's output is buffered to the end: a fixed wait, well past
+	# the connection set-up and well before the end
+	sleep 3
+	kill -0 "$cpid" 2>/dev/null || say "$1: the client ended before the trace"
+	trace "$@"
+	wait "$cpid" || say "$1: client exit $?"
+	wait "$spid" || say "$1: server exit $?"
+	cat "$WORK/client" >>"$OUT/client.txt"
+}
 
-"${srv[@]}" -x "$g_s" -F -s "$SIZE" -D 4 >>"$OUT/server.txt" 2>&1 &
-spid=$!
-sleep 1
-"${cli[@]}" -x "$g_c" -F -s "$SIZE" -D 4 "$addr" >>"$OUT/client.txt" 2>&1 &
-cpid=$!
-sleep 2
+: >"$OUT/server.txt"
+: >"$OUT/client.txt"
+# shellcheck disable=SC2086 # lists of function names
+traced function_graph graph.txt $GFUNCS
 # shellcheck disable=SC2086
-trace function_graph $GFUNCS
-wait "$cpid" || say "client exit $?"
-wait "$spid" || say "server exit $?"
+traced function function.txt $KFUNCS ":mod:mroce"
+cp "$WORK/function.txt" "$WORK/graph.txt" "$OUT/"
+rm -rf "$WORK"
 
 {
-	echo "# $TOOL -s $SIZE over $TPATH (${MODARGS:-default parameters}); perftest (client, function run then graph run):"
+	echo "# $TOOL -s $SIZE over $TPATH (${MODARGS:-default parameters}); perftest (client):"
 	grep -E '^ *[0-9]' "$OUT/client.txt" | sed 's/^/#   /' || true
 	python3 - "$OUT/function.txt" "$OUT/graph.txt" "$TOOL" <<'EOF'
 import collections
