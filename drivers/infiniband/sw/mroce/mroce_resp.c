@@ -412,13 +412,6 @@ static void mroce_resp_read_kick(struct mroce_qp *qp)
 	tasklet_schedule(&qp->sq.task);
 }
 
-/* Under rq.lock, after READ responses were taken off the queue. */
-static void mroce_resp_read_idle_check(struct mroce_qp *qp)
-{
-	if (!qp->rq.rd_ndup && bitmap_empty(qp->rq.rd_pending, MROCE_WINDOW))
-		WRITE_ONCE(qp->rq.rd_busy, false);
-}
-
 /* Execute the READ in @s at @psn: validate it and queue its responses. */
 static enum mroce_nak_code mroce_resp_read(struct mroce_qp *qp,
 					   const struct mroce_rslot *s, u32 psn)
@@ -654,16 +647,15 @@ bool mroce_resp_read_next(struct mroce_qp *qp, struct mroce_rd_src *src)
 	}
 	s = mroce_resp_read_cur(qp, &psn, &dup);
 	if (!s) {
+		/* nothing queued: later runs may skip the lock again */
 		WRITE_ONCE(qp->rq.rd_busy, false);
 		spin_unlock(&qp->rq.lock);
 		return false;
 	}
 	skb = mroce_resp_read_pkt(qp, src, s, psn, &pi, &gone);
 	sport = s->sport ?: qp->sport;
-	if (gone || (skb && !s->m.payload_len)) {
+	if (gone || (skb && !s->m.payload_len))
 		mroce_resp_read_done(qp, psn, dup);
-		mroce_resp_read_idle_check(qp);
-	}
 	spin_unlock(&qp->rq.lock);
 	if (!skb)
 		return gone;	/* no memory: the next run tries again */
