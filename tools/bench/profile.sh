@@ -66,19 +66,11 @@ sleep 0.5
 echo 0 >/proc/sys/kernel/kptr_restrict
 echo -1 >/proc/sys/kernel/perf_event_paranoid
 
-gid_of() {	# DEV IPV4: the index of ::ffff:IPV4 in DEV's port-1 GID table
-	local a b c d g
-	IFS=. read -r a b c d <<<"$2"
-	g=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
-	grep -l -x "$g" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
-		head -n 1 | xargs -r basename
-}
-
 run() {	# NAME TOOL ARGS...: perftest server in h1, client in h2, profiled
 	local name=$1 tool=$2 g1 g2 spid ppid
 	shift 2
-	g1=$(gid_of mroce1 192.0.2.1)
-	g2=$(gid_of mroce2 192.0.2.2)
+	g1=$(topo_gid4 mroce1 192.0.2.1)
+	g2=$(topo_gid4 mroce2 192.0.2.2)
 	if [ -z "$g1" ] || [ -z "$g2" ]; then
 		say "no IPv4 GIDs"
 		exit 1

@@ -72,14 +72,6 @@ done
 # shellcheck disable=SC2086 # module parameters, split on purpose
 insmod "$TOP/drivers/infiniband/sw/mroce/mroce.ko" $MODARGS
 
-gid_of() {	# DEV IPV4: the index of ::ffff:IPV4 in DEV's port-1 GID table
-	local a b c d g
-	IFS=. read -r a b c d <<<"$2"
-	g=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
-	grep -l -x "$g" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
-		head -n 1 | xargs -r basename
-}
-
 # shellcheck source=../guest/topo.sh
 . "$TOP/tools/guest/topo.sh"
 if [ "$TPATH" = veth ]; then
@@ -90,8 +82,8 @@ if [ "$TPATH" = veth ]; then
 	sleep 0.5
 	srv=(ip netns exec h1 taskset -c 0 "$TOOL" -d mroce1)
 	cli=(ip netns exec h2 taskset -c 1 "$TOOL" -d mroce2)
-	g_s=$(gid_of mroce1 192.0.2.1)
-	g_c=$(gid_of mroce2 192.0.2.2)
+	g_s=$(topo_gid4 mroce1 192.0.2.1)
+	g_c=$(topo_gid4 mroce2 192.0.2.2)
 	addr=192.0.2.1
 else
 	srv_ns=
@@ -103,7 +95,7 @@ else
 	sleep 0.5
 	srv=(taskset -c 0 "$TOOL" -d mroce0)
 	cli=(taskset -c 1 "$TOOL" -d mroce0)
-	g_s=$(gid_of mroce0 203.0.113.1)
+	g_s=$(topo_gid4 mroce0 203.0.113.1)
 	g_c=$g_s
 	addr=127.0.0.1
 fi

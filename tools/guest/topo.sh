@@ -27,7 +27,8 @@
 #
 # As a library: ". tools/guest/topo.sh" defines topo_pair, topo_star N,
 # topo_clean, topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I, topo_hosts,
-# topo_wait_listen HOST PORT [SECS].
+# topo_wait_listen HOST PORT [SECS], topo_gid4 DEV IPV4 (the index of
+# ::ffff:IPV4 in RDMA device DEV's port-1 GID table, for perftest's -x).
 #
 # A client started right after its server went to the background may find
 # nothing listening yet (a busy TCG guest takes seconds to start one):
@@ -114,6 +115,12 @@ topo_wait_listen() {
 		_tw_n=$((_tw_n - 1))
 	done
 	topo__err "nothing listens on TCP port $2${1:+ in $1} after ${3:-20} s"
+}
+
+topo_gid4() {
+	_tg_g=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	grep -l -x "$_tg_g" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
+		head -n 1 | xargs -r basename
 }
 
 topo_hosts() {
