@@ -236,6 +236,62 @@ check "rmmod again" rmmod mroce
 check_eq "rmmod releases the port everywhere" 0 \
 	"$(ss -Huln "sport = :$PORT" | wc -l)"
 
+# --- namespace removal racing rmmod and rdma link delete --------------------
+# While an unregistration (rdma link delete, rmmod) is under way, ib_core
+# no longer hands the device out, so a netdev notifier that looked the
+# device up through ib_core skipped it: the namespace's sockets were freed
+# with the device still attached to them (a WARNING in the pernet exit),
+# and the device's release then wrote to the freed set (KASAN:
+# use-after-free in mroce_soft_detach, seen in CI's debug stage).  Each
+# round removes a namespace with two devices in it while one of them is
+# being deleted or the module removed, at staggered delays.  Eight
+# devices a round: rmmod and the deletes work through them one by one, so
+# the namespace's teardown finds one of them half unregistered.
+race_round() {	# race_round N
+	local n=$1 d i devs=()
+	d=$(( n % 5 * 15 ))
+	ip netns add hr || return 1
+	for i in 1 2 3 4; do
+		ip -n hr link add "va$i" type veth peer name "vb$i" &&
+			ip -n hr link set "va$i" up &&
+			ip -n hr link set "vb$i" up &&
+			ip netns exec hr rdma link add "mra$i" type mroce \
+				netdev "va$i" &&
+			ip netns exec hr rdma link add "mrb$i" type mroce \
+				netdev "vb$i" || return 1
+		devs+=("mra$i" "mrb$i")
+	done
+	if (( n % 2 )); then
+		for i in "${devs[@]}"; do
+			rdma link delete "$i" 2>/dev/null &
+		done
+		sleep "$(printf '0.%03d' "$d")"
+		ip netns del hr
+		wait
+	else
+		ip netns del hr &
+		sleep "$(printf '0.%03d' "$d")"
+		rmmod mroce
+		wait
+		insmod "$MROCE_KO" || return 1
+	fi
+	for i in "${devs[@]}"; do
+		wait_gone "$i" || return 1
+	done
+}
+check "insmod for the races" insmod "$MROCE_KO"
+on_exit 'ip netns del hr 2>/dev/null'
+raced=0
+for n in $(seq 12); do
+	race_round "$n" || break
+	raced=$n
+done
+check_eq "12 rounds of namespace removal racing delete and rmmod" 12 "$raced"
+log="$(dmesg)"
+check_fail "no kernel warnings after the races" \
+	grep -E 'WARNING:|BUG:|Oops|refcount_t|UBSAN|general protection' <<<"$log"
+check "rmmod after the races" rmmod mroce
+
 # --- a process that held the port before the module loaded -----------------
 ip netns add hb
 on_exit 'ip netns del hb 2>/dev/null'

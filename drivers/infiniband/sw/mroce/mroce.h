@@ -256,6 +256,7 @@ struct mroce_dev {
 	const struct mroce_xport_ops *xport;
 	void *xport_priv;
 	struct hlist_node xport_node;	/* soft path: on its socket set */
+	struct list_head xport_entry;	/* on the attached list (mroce_xport.c) */
 	/* soft path: packets to the device's own address (mroce_net.c) */
 	struct mroce_loop __percpu *loop;
 

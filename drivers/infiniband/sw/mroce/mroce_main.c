@@ -207,6 +207,7 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 
 static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
+	char what[64];
 	struct ib_device *other;
 	struct mroce_dev *mdev;
 	int err;
@@ -239,14 +240,25 @@ static int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		goto out;
 	}
 	err = mroce_dev_init(mdev, ndev);
-	if (!err)
-		err = ib_register_device(&mdev->ib_dev, ibdev_name, NULL);
 	if (err) {
 		ib_dealloc_device(&mdev->ib_dev);
 		goto out;
 	}
-	dev_info(&mdev->ib_dev.dev, "added on %s (transport %s, cc %s)\n",
-		 ndev->name, mdev->xport->name, mdev->cc->name);
+	/*
+	 * Once registered, the device is the netdev's: the netdev's
+	 * unregistration may detach it and queue its release before we
+	 * print, so the names are taken now and the memory is held.
+	 */
+	snprintf(what, sizeof(what), "transport %s, cc %s", mdev->xport->name,
+		 mdev->cc->name);
+	get_device(&mdev->ib_dev.dev);
+	err = ib_register_device(&mdev->ib_dev, ibdev_name, NULL);
+	if (err)
+		ib_dealloc_device(&mdev->ib_dev);
+	else
+		dev_info(&mdev->ib_dev.dev, "added on %s (%s)\n", ndev->name,
+			 what);
+	put_device(&mdev->ib_dev.dev);
 out:
 	mutex_unlock(&mroce_dev_mutex);
 	return err;
@@ -264,6 +276,14 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct ib_device *ibdev;
 	struct mroce_dev *mdev;
 
+	/*
+	 * Stop packet I/O now, whether or not ib_core still hands the
+	 * device out (it does not while an unregistration, by rdma link
+	 * delete or rmmod, is under way): our sockets must not outlive the
+	 * namespace, and the device's release may come after it.
+	 */
+	if (event == NETDEV_UNREGISTER)
+		mroce_xport_detach_netdev(ndev);
 	ibdev = ib_device_get_by_netdev(ndev, MROCE_DRIVER_ID);
 	if (!ibdev)
 		return NOTIFY_DONE;
@@ -271,10 +291,7 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
-		/* Stop packet I/O now: our sockets must not outlive the
-		 * namespace; the ib_device goes away asynchronously.
-		 */
-		mroce_xport_detach(mdev);
+		/* detached above; the ib_device goes away asynchronously */
 		ib_unregister_device_queued(ibdev);
 		break;
 	case NETDEV_UP:

@@ -5,6 +5,12 @@
  * A device is bound to the first registered offload provider that claims
  * its netdev, else to the soft UDP provider.  The provider's module is
  * pinned for as long as a device uses it.
+ *
+ * Every attached device is on mroce_xport_devs, so that a netdev's
+ * unregistration detaches its device even when ib_core no longer hands
+ * the device out (ib_device_get_by_netdev() fails once an unregistration
+ * has dropped its refcount to zero, and the device's release, which
+ * detaches too, may come after the namespace and its sockets are gone).
  */
 
 #include <linux/mutex.h>
@@ -13,6 +19,7 @@
 #include "mroce_net.h"
 
 static LIST_HEAD(mroce_offload_list);
+static LIST_HEAD(mroce_xport_devs);
 static DEFINE_MUTEX(mroce_xport_mutex);
 
 int mroce_register_offload(struct mroce_xport_ops *ops)
@@ -87,6 +94,16 @@ int mroce_xport_attach(struct mroce_dev *mdev)
 	int err;
 
 	mutex_lock(&mroce_xport_mutex);
+	/*
+	 * A netdev being unregistered has sent, or is about to send,
+	 * NETDEV_UNREGISTER (its state changes before the notifiers run):
+	 * a device attached now would hold sockets of a namespace that may
+	 * be gone before the device is released.
+	 */
+	if (READ_ONCE(mdev->ndev->reg_state) != NETREG_REGISTERED) {
+		err = -ENODEV;
+		goto out;
+	}
 	ops = mroce_xport_select(mdev->ndev);
 	err = ops->attach(mdev);
 	if (err) {
@@ -94,23 +111,47 @@ int mroce_xport_attach(struct mroce_dev *mdev)
 			module_put(ops->owner);
 	} else {
 		mdev->xport = ops;
+		list_add_tail(&mdev->xport_entry, &mroce_xport_devs);
 	}
+out:
 	mutex_unlock(&mroce_xport_mutex);
 	return err;
 }
 
-/* Called on netdev unregister (under RTNL) and again on device release. */
+static void __mroce_xport_detach(struct mroce_dev *mdev)
+{
+	const struct mroce_xport_ops *ops = mdev->xport;
+
+	lockdep_assert_held(&mroce_xport_mutex);
+	if (!ops)
+		return;
+	ops->detach(mdev);
+	mdev->xport = NULL;
+	list_del(&mdev->xport_entry);
+	if (!mroce_xport_builtin(ops))
+		module_put(ops->owner);
+}
+
+/* Called on device release (a device that never attached too). */
 void mroce_xport_detach(struct mroce_dev *mdev)
 {
-	const struct mroce_xport_ops *ops;
+	mutex_lock(&mroce_xport_mutex);
+	__mroce_xport_detach(mdev);
+	mutex_unlock(&mroce_xport_mutex);
+}
+
+/*
+ * Called on NETDEV_UNREGISTER (under RTNL): detach every device of @ndev,
+ * found on our own list.  A device found there is alive: its release
+ * detaches it, under the same mutex, before it is freed.
+ */
+void mroce_xport_detach_netdev(struct net_device *ndev)
+{
+	struct mroce_dev *mdev, *next;
 
 	mutex_lock(&mroce_xport_mutex);
-	ops = mdev->xport;
-	if (ops) {
-		ops->detach(mdev);
-		mdev->xport = NULL;
-		if (!mroce_xport_builtin(ops))
-			module_put(ops->owner);
-	}
+	list_for_each_entry_safe(mdev, next, &mroce_xport_devs, xport_entry)
+		if (mdev->ndev == ndev)
+			__mroce_xport_detach(mdev);
 	mutex_unlock(&mroce_xport_mutex);
 }

@@ -124,6 +124,7 @@ void mroce_unregister_offload(struct mroce_xport_ops *ops);
 
 int mroce_xport_attach(struct mroce_dev *mdev);
 void mroce_xport_detach(struct mroce_dev *mdev);
+void mroce_xport_detach_netdev(struct net_device *ndev);
 
 /* Providers hand every received MetaRoCE packet (data at the MetaRoCE
  * header, network and transport headers set) to this function, in softirq
