@@ -20,6 +20,12 @@
 #      suspected leak in mroce after the module is unloaded
 #   4. the reports, one line each, from build/results-debug/kernel-trouble.log
 #
+# Before the guest tests, in the same guest, kunit/t-kunit.sh loads a
+# second build of mroce.ko, made with CONFIG_RDMA_MROCE_KUNIT_TEST=y in
+# build/debug-kunit/ (the kernel has CONFIG_KUNIT=y): the KUnit suites run
+# under the checkers, and CI needs no UML kernel for them
+# (MROCE_DEBUG_KUNIT=0 leaves them out).
+#
 # --selftest proves the lane still detects: instead of mroce it builds
 # tools/guest/debug-selftest/ (a module also named mroce that makes one
 # KASAN, UBSAN, lockdep and kmemleak report at load) and runs its test;
@@ -72,25 +78,52 @@ else
 	mod=drivers/infiniband/sw/mroce
 	copy=$TOP/build/debug-module
 	rm -rf "$copy"
-	if ! { mkdir -p "$copy/$mod" && cp Kbuild "$copy/" && cp -R uapi "$copy/" &&
+	if ! { mkdir -p "$copy/$mod" && cp Kbuild VERSION "$copy/" && cp -R uapi "$copy/" &&
 		cp -R "$mod/." "$copy/$mod/"; }; then
 		die "cannot copy the sources to $copy"
 	fi
 fi
-find "$copy" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
-	-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
-	-o -name '.*.d' -o -name Module.symvers \) -delete
-if ! make -C "$dk/build" M="$copy" CONFIG_RDMA_MROCE=m KCFLAGS=-g modules \
-	>"$copy.log" 2>&1; then
-	tail -n 30 "$copy.log" >&2
-	die "mroce does not build against $kver (log: $copy.log)"
-fi
-if grep -E 'warning:|error:' "$copy.log" >&2; then
-	die "building mroce against $kver printed warnings (log: $copy.log)"
-fi
+# build_copy DIR WHAT [MAKE ARGS...]: the module in the copy DIR (made
+# before) against this kernel, with -g; WHAT names it in messages
+build_copy() {
+	local dir=$1 what=$2
+	shift 2
+	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
+		-o -name '.*.d' -o -name Module.symvers \) -delete
+	if ! make -C "$dk/build" M="$dir" KCFLAGS=-g "$@" modules \
+		>"$dir.log" 2>&1; then
+		tail -n 30 "$dir.log" >&2
+		die "$what does not build against $kver (log: $dir.log)"
+	fi
+	if grep -E 'warning:|error:' "$dir.log" >&2; then
+		die "building $what against $kver printed warnings (log: $dir.log)"
+	fi
+	[ -f "$dir/$mod/mroce.ko" ] || die "no $dir/$mod/mroce.ko"
+}
+build_copy "$copy" mroce CONFIG_RDMA_MROCE=m
 ko=$copy/$mod/mroce.ko
-[ -f "$ko" ] || die "no $ko"
 echo "$ME: module built against $kver in $(($(date +%s) - t0))s: ${ko#"$TOP"/}"
+
+# --- mroce.ko with the KUnit suites, in a copy of its own
+kunit_ko=
+kunit_test=()
+if [ "$SELFTEST" = 0 ] && [ "${MROCE_DEBUG_KUNIT:-1}" != 0 ]; then
+	t2=$(date +%s)
+	kcopy=$TOP/build/debug-kunit
+	rm -rf "$kcopy"
+	if ! { mkdir -p "$kcopy/$mod" && cp Kbuild VERSION "$kcopy/" && cp -R uapi "$kcopy/" &&
+		cp -R "$mod/." "$kcopy/$mod/"; }; then
+		die "cannot copy the sources to $kcopy"
+	fi
+	build_copy "$kcopy" "mroce with its KUnit suites" CONFIG_RDMA_MROCE=m \
+		CONFIG_RDMA_MROCE_KUNIT_TEST=y
+	kunit_ko=$kcopy/$mod/mroce.ko
+	echo "$ME: the module with its KUnit suites built in $(($(date +%s) - t2))s: ${kunit_ko#"$TOP"/}"
+	kunit_test=("$TOP/kunit/t-kunit.sh")
+	# no test named: every test, after the suites
+	[ $# -gt 0 ] || mapfile -t -O 1 kunit_test < <(tools/tests/run-guest-tests.sh -l)
+fi
 
 # --- the kernel ULPs the tests load (tools/kulp: t-14, t-16), for this
 # kernel too; the tests find them through MROCE_KULP_DIR
@@ -138,14 +171,16 @@ mkdir -p "$results"
 t1=$(date +%s)
 # MROCE_VM_BZIMAGE=1: this kernel triple-faults at once when qemu enters
 # the extracted vmlinux through its PVH note (seen with 6.1 + KASAN); the
-# bzImage boots (~3.5 s slower under TCG, once per run).
+# bzImage boots (~3.5 s slower under TCG, once per run).  kunit.enable=1:
+# allnoconfig leaves CONFIG_KUNIT_DEFAULT_ENABLED off, and then KUnit
+# prints "kunit: disabled" and runs no suite of a module it loads.
 MROCE_VM_BZIMAGE=1 MROCE_KO=$ko MROCE_KULP_DIR=$kulp \
-	MROCE_XTEST_KO=$xtest/mroce_xtest.ko \
+	MROCE_XTEST_KO=$xtest/mroce_xtest.ko MROCE_KUNIT_KO=$kunit_ko \
 	MROCE_TEST_TIMEOUT_SCALE=${MROCE_DEBUG_TIMEOUT_SCALE:-4} \
 	"$HERE/mroce-vm" --batch --kernel "$dk/bzImage" --modules "$dk/modules" \
-	--mem "${MROCE_DEBUG_MEM:-3G}" --append kasan_multi_shot \
+	--mem "${MROCE_DEBUG_MEM:-3G}" --append "kasan_multi_shot kunit.enable=1" \
 	--timeout "${MROCE_DEBUG_VM_TIMEOUT:-7200}" --results "$results" \
-	-- tools/tests/run-guest-tests.sh "$@"
+	-- tools/tests/run-guest-tests.sh "${kunit_test[@]}" "$@"
 rc=$?
 echo "$ME: guest suite on $kver: exit $rc after $(($(date +%s) - t1))s"
 
