@@ -62,6 +62,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 # shellcheck source=kunit/linux-source.sh
 . "$root/kunit/linux-source.sh"
+# shellcheck source=tools/kbuild-copy.sh
+. "$root/tools/kbuild-copy.sh"
 
 # Kernel-only advice that does not apply to a userspace rdma-core provider:
 #   PREFER_KERNEL_TYPES   uint32_t is right in userspace (u32 is kernel)
@@ -257,14 +259,8 @@ main()
 	kdir=${KDIR:-$("$root/tools/kdir.sh")} || fail "no kernel build dir"
 	command -v sparse >/dev/null || fail "sparse not installed (apt-get install sparse)"
 
-	if ! { mkdir -p "$tmp/$mod" && cp "$root/Kbuild" "$root/VERSION" "$tmp/" &&
-		cp -R "$root/uapi" "$tmp/" && cp -R "$driver_dir/." "$tmp/$mod/"; }; then
+	mroce_copy_sources "$root" "$driver_dir" "$tmp" ||
 		fail "cannot copy sources to $tmp"
-	fi
-	# drop kbuild output that came along with the sources (see .gitignore)
-	find "$tmp" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
-		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
-		-o -name '.*.d' -o -name Module.symvers \) -delete
 
 	log=$tmp/build.log
 	build_ok=1
@@ -272,8 +268,8 @@ main()
 	# the KUnit suites: compile (gcc W=1 + sparse) but do not link.  A
 	# suite that needs a file's private state is #included at the end of
 	# that file (mroce_cc_metaroce.c: mroce_cc_metaroce_test.c): that
-	# file is compiled again with the option defined, instead of the
-	# suite alone.
+	# file is compiled again with the option set (Kbuild defines it for
+	# the C code), instead of the suite alone.
 	test_objs=()
 	for t in "$tmp/$mod"/*_test.c; do
 		[ -e "$t" ] || continue
@@ -281,9 +277,8 @@ main()
 		test_objs+=("$mod/$(basename "${host:-$t}" .c).o")
 	done
 	if [ $build_ok -eq 1 ] && [ ${#test_objs[@]} -ne 0 ]; then
-		build CONFIG_RDMA_MROCE_KUNIT_TEST=m \
-			KCFLAGS=-DCONFIG_RDMA_MROCE_KUNIT_TEST_MODULE=1 \
-			"${test_objs[@]}" || build_ok=0
+		build CONFIG_RDMA_MROCE_KUNIT_TEST=m "${test_objs[@]}" ||
+			build_ok=0
 	fi
 
 	# the test offload provider, against the copy's exports

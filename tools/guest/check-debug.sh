@@ -66,6 +66,8 @@ kver=$(cat "$dk/kver") || die "no $dk/kver"
 echo "$ME: kernel $kver ($dk, built in $(cat "$dk/build-time" 2>/dev/null)s)"
 
 # --- mroce.ko for this kernel, in a copy (as tools/lint.sh does)
+# shellcheck source=tools/kbuild-copy.sh
+. "$TOP/tools/kbuild-copy.sh"
 if [ "$SELFTEST" = 1 ]; then
 	mod=.
 	copy=$TOP/build/debug-selftest
@@ -78,31 +80,13 @@ else
 	mod=drivers/infiniband/sw/mroce
 	copy=$TOP/build/debug-module
 	rm -rf "$copy"
-	if ! { mkdir -p "$copy/$mod" && cp Kbuild VERSION "$copy/" && cp -R uapi "$copy/" &&
-		cp -R "$mod/." "$copy/$mod/"; }; then
+	mroce_copy_sources "$TOP" "$mod" "$copy" ||
 		die "cannot copy the sources to $copy"
-	fi
 fi
-# build_copy DIR WHAT [MAKE ARGS...]: the module in the copy DIR (made
-# before) against this kernel, with -g; WHAT names it in messages
-build_copy() {
-	local dir=$1 what=$2
-	shift 2
-	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
-		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
-		-o -name '.*.d' -o -name Module.symvers \) -delete
-	if ! make -C "$dk/build" M="$dir" KCFLAGS=-g "$@" modules \
-		>"$dir.log" 2>&1; then
-		tail -n 30 "$dir.log" >&2
-		die "$what does not build against $kver (log: $dir.log)"
-	fi
-	if grep -E 'warning:|error:' "$dir.log" >&2; then
-		die "building $what against $kver printed warnings (log: $dir.log)"
-	fi
-	[ -f "$dir/$mod/mroce.ko" ] || die "no $dir/$mod/mroce.ko"
-}
-build_copy "$copy" mroce CONFIG_RDMA_MROCE=m
+# with -g, so that scripts/faddr2line can place mroce's frames
+mroce_kbuild "$dk/build" "$kver" "$copy" mroce CONFIG_RDMA_MROCE=m KCFLAGS=-g
 ko=$copy/$mod/mroce.ko
+[ -f "$ko" ] || die "no $ko"
 echo "$ME: module built against $kver in $(($(date +%s) - t0))s: ${ko#"$TOP"/}"
 
 # --- mroce.ko with the KUnit suites, in a copy of its own
@@ -112,13 +96,12 @@ if [ "$SELFTEST" = 0 ] && [ "${MROCE_DEBUG_KUNIT:-1}" != 0 ]; then
 	t2=$(date +%s)
 	kcopy=$TOP/build/debug-kunit
 	rm -rf "$kcopy"
-	if ! { mkdir -p "$kcopy/$mod" && cp Kbuild VERSION "$kcopy/" && cp -R uapi "$kcopy/" &&
-		cp -R "$mod/." "$kcopy/$mod/"; }; then
+	mroce_copy_sources "$TOP" "$mod" "$kcopy" ||
 		die "cannot copy the sources to $kcopy"
-	fi
-	build_copy "$kcopy" "mroce with its KUnit suites" CONFIG_RDMA_MROCE=m \
-		CONFIG_RDMA_MROCE_KUNIT_TEST=y
+	mroce_kbuild "$dk/build" "$kver" "$kcopy" "mroce with its KUnit suites" \
+		CONFIG_RDMA_MROCE=m CONFIG_RDMA_MROCE_KUNIT_TEST=y KCFLAGS=-g
 	kunit_ko=$kcopy/$mod/mroce.ko
+	[ -f "$kunit_ko" ] || die "no $kunit_ko"
 	echo "$ME: the module with its KUnit suites built in $(($(date +%s) - t2))s: ${kunit_ko#"$TOP"/}"
 	kunit_test=("$TOP/kunit/t-kunit.sh")
 	# no test named: every test, after the suites
@@ -133,13 +116,7 @@ if [ "$SELFTEST" = 0 ]; then
 	if ! { mkdir -p "$kulp" && cp tools/kulp/Kbuild tools/kulp/*.c "$kulp/"; }; then
 		die "cannot copy tools/kulp to $kulp"
 	fi
-	if ! make -C "$dk/build" M="$kulp" KCFLAGS=-g modules >"$kulp.log" 2>&1; then
-		tail -n 30 "$kulp.log" >&2
-		die "tools/kulp does not build against $kver (log: $kulp.log)"
-	fi
-	if grep -E 'warning:|error:' "$kulp.log" >&2; then
-		die "building tools/kulp against $kver printed warnings (log: $kulp.log)"
-	fi
+	mroce_kbuild "$dk/build" "$kver" "$kulp" tools/kulp KCFLAGS=-g
 fi
 
 # --- the test offload provider (tools/xport-test: t-44, MROCE_XPORT=xtest)
@@ -152,15 +129,8 @@ if [ "$SELFTEST" = 0 ]; then
 		cp tools/xport-test/Kbuild tools/xport-test/*.c "$xtest/"; }; then
 		die "cannot copy tools/xport-test to $xtest"
 	fi
-	if ! make -C "$dk/build" M="$xtest" KCFLAGS=-g \
-		KBUILD_EXTRA_SYMBOLS="$copy/Module.symvers" modules \
-		>"$copy-xtest.log" 2>&1; then
-		tail -n 30 "$copy-xtest.log" >&2
-		die "tools/xport-test does not build against $kver (log: $copy-xtest.log)"
-	fi
-	if grep -E 'warning:|error:' "$copy-xtest.log" >&2; then
-		die "building tools/xport-test against $kver printed warnings (log: $copy-xtest.log)"
-	fi
+	mroce_kbuild "$dk/build" "$kver" "$xtest" tools/xport-test KCFLAGS=-g \
+		KBUILD_EXTRA_SYMBOLS="$copy/Module.symvers"
 fi
 
 # --- the suite on the debug kernel

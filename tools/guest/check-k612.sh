@@ -75,24 +75,15 @@ if [ ! -r "/boot/vmlinuz-$kver" ] || [ ! -f "/lib/modules/$kver/modules.dep" ]; 
 fi
 echo "$ME: kernel $kver ($kdir)"
 
+# shellcheck source=tools/kbuild-copy.sh
+. "$TOP/tools/kbuild-copy.sh"
 # build DIR NAME [MAKE_ARG...]: make modules in DIR with W=1 C=1, fail on
 # any warning
 build() {
 	local dir=$1 name=$2
 
 	shift 2
-
-	find "$dir" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
-		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
-		-o -name '.*.d' -o -name Module.symvers \) -delete
-	if ! make -C "$kdir" M="$dir" W=1 C=1 CONFIG_RDMA_MROCE=m "$@" modules \
-		>"$dir.log" 2>&1; then
-		tail -n 30 "$dir.log" >&2
-		die "$name does not build against $kver (log: $dir.log)"
-	fi
-	if grep -E 'warning:|error:' "$dir.log" >&2; then
-		die "building $name against $kver printed warnings (log: $dir.log)"
-	fi
+	mroce_kbuild "$kdir" "$kver" "$dir" "$name" W=1 C=1 CONFIG_RDMA_MROCE=m "$@"
 }
 
 mod=drivers/infiniband/sw/mroce
@@ -104,8 +95,8 @@ xtest=$copy/tools/xport-test
 build_modules() {
 	command -v sparse >/dev/null || die "sparse not installed (apt-get install sparse)"
 	rm -rf "$copy" "$kulp"
-	{ mkdir -p "$copy/$mod" && cp Kbuild VERSION "$copy/" && cp -R uapi "$copy/" &&
-		cp -R "$mod/." "$copy/$mod/"; } || die "cannot copy the sources to $copy"
+	mroce_copy_sources "$TOP" "$mod" "$copy" ||
+		die "cannot copy the sources to $copy"
 	build "$copy" mroce
 	[ -f "$ko" ] || die "no $ko"
 	{ mkdir -p "$kulp" && cp tools/kulp/Kbuild tools/kulp/*.c "$kulp/"; } ||

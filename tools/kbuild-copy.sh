@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# kbuild-copy.sh - sourced by tools/lint.sh, tools/guest/check-debug.sh and
+# tools/guest/check-k612.sh: the driver built in a copy of its sources
+# (against another kernel, or with other options), so that the tree's own
+# build, made for KDIR, is never touched.
+
+# mroce_kbuild_clean DIR: drop kbuild output that came along with copied
+# sources (see .gitignore)
+mroce_kbuild_clean() {
+	find "$1" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '*.cmd' -o -name '*.order' -o -name '*.a' \
+		-o -name '.*.d' -o -name Module.symvers \) -delete
+}
+
+# mroce_copy_sources ROOT DRIVER_DIR DEST: the out-of-tree layout of ROOT
+# (Kbuild, VERSION, uapi/) with DRIVER_DIR as the driver folder, in DEST,
+# without build output; non-zero on failure
+mroce_copy_sources() {
+	local root=$1 driver=$2 dest=$3 mod=drivers/infiniband/sw/mroce
+
+	mkdir -p "$dest/$mod" && cp "$root/Kbuild" "$root/VERSION" "$dest/" &&
+		cp -R "$root/uapi" "$dest/" && cp -R "$driver/." "$dest/$mod/" &&
+		mroce_kbuild_clean "$dest"
+}
+
+# mroce_kbuild KDIR KVER DIR NAME [MAKE ARG...]: "make modules" in DIR (a
+# fresh copy) against KDIR, output in DIR.log; calls the caller's die()
+# when the build fails or prints a warning.  NAME and KVER name it in
+# messages.
+mroce_kbuild() {
+	local kdir=$1 kver=$2 dir=$3 name=$4
+
+	shift 4
+	if ! make -C "$kdir" M="$dir" "$@" modules >"$dir.log" 2>&1; then
+		tail -n 30 "$dir.log" >&2
+		die "$name does not build against $kver (log: $dir.log)"
+	fi
+	if grep -E 'warning:|error:' "$dir.log" >&2; then
+		die "building $name against $kver printed warnings (log: $dir.log)"
+	fi
+}
