@@ -68,6 +68,8 @@
 #          a default stage
 # Every stage runs even if an earlier one failed; the exit status is
 # non-zero if any failed.  MROCE_CHECK_STAGES="lint guest" picks stages.
+# The summary at the end repeats, for each failed guest stage, its "not
+# ok" lines and the failed checks its runner listed.
 set -uo pipefail
 top=$(dirname "$(dirname "$(readlink -f "$0")")")
 cd "$top" || exit 1
@@ -87,6 +89,7 @@ stages=${MROCE_CHECK_STAGES:-lint unit guest xport debug k612}
 : "${MROCE_K612_CI_TESTS=t-10-device t-12-disassociate t-14-kulp t-15-provider t-20-rc-pingpong t-45-gso t-46-gro}"
 failed=()
 summary=()
+digest=()
 
 run_stage() {
 	local name=$1 t0 rc
@@ -98,6 +101,28 @@ run_stage() {
 	summary+=("$(printf '%-6s %-4s %4d s' "$name" \
 		"$([ $rc = 0 ] && echo ok || echo FAIL)" $(( $(date +%s) - t0 )))")
 	[ $rc = 0 ] || failed+=("$name")
+	[ $rc = 0 ] || stage_digest "$name"
+}
+
+# A failed guest stage's "not ok" lines and the failed checks its runner
+# listed, repeated in the summary: a report that shows only the start and
+# the end of a long log (CI's) must still name the case that failed.
+stage_digest() {
+	local dir tap
+	case $1 in
+	guest)	dir=$top/build/results ;;
+	xport)	dir=$top/build/results-xtest ;;
+	xport-gso) dir=$top/build/results-gso ;;
+	debug)	dir=$top/build/results-debug ;;
+	k612)	dir=$top/build/results-k612 ;;
+	*)	return ;;
+	esac
+	tap=$dir/guest-tests.tap
+	[ -f "$tap" ] || return
+	mapfile -t -O "${#digest[@]}" digest < <(
+		sed -n -e "s/^\(not ok .*\)/$1: \1/p" \
+			-e "/^# ---- .*: failed checks ----\$/,/^[^#]/s/^# \(.*FAIL - .*\)/$1:   \1/p" \
+			"$tap" | cut -c1-300 | head -n 40)
 }
 
 # the provider's unit tests, bench.py's, mroce-top's, the dissector's,
@@ -141,6 +166,7 @@ done
 
 echo "=== check: summary"
 printf '%s\n' "${summary[@]}"
+[ ${#digest[@]} = 0 ] || printf '%s\n' "${digest[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "check: FAILED: ${failed[*]}"
 	exit 1
