@@ -46,9 +46,16 @@
 #          scan at the end (MROCE_DEBUG_KMEMLEAK=end; "each" scans after
 #          every test, as check-debug.sh does by default): the whole
 #          suite on KASAN under TCG does not fit CI's hour.  On a fresh
-#          machine the stage first builds the debug kernel (822 s on
-#          this project's 2-core machine, 2026-12-06); t-42 runs 15 of
-#          its 45 flush rounds there (MROCE_DEBUG_FLUSH_RACE_ROUNDS)
+#          machine the debug kernel must be built first (791 s alone on
+#          this project's 2-core machine, 2026-12-06): when "debug" is
+#          among the stages, check.sh starts that build at the outset,
+#          in the background at nice 19 (log build/debug-kernel-bg.log;
+#          MROCE_DEBUG_PREBUILD=0 turns this off), so that it uses the
+#          core the earlier stages leave idle (a TCG guest keeps about
+#          1.2 of the 2 busy); the stage's debug-kernel.sh waits for it
+#          on the cache's lock.  With the kernel cached it ends at once.
+#          t-42 runs 15 of its 45 flush rounds there
+#          (MROCE_DEBUG_FLUSH_RACE_ROUNDS)
 #   k612   mroce and tools/kulp built with W=1 and sparse against
 #          Debian's 6.12 LTS headers, then a named subset of the guest
 #          tests on a 6.12 guest (tools/guest/check-k612.sh): the module
@@ -90,6 +97,21 @@ stages=${MROCE_CHECK_STAGES:-lint unit guest xport debug k612}
 failed=()
 summary=()
 digest=()
+
+# the debug kernel, built in the background while the other stages run
+# (see "debug" above); nothing to build when it is cached
+prebuild=
+case " $stages " in
+*" debug "*)
+	if [ "${MROCE_DEBUG_PREBUILD:-1}" != 0 ] && mkdir -p build; then
+		# a session of its own, so that an interrupted check stops
+		# the whole build (make and its compilers) with it
+		setsid nice -n 19 ionice -c 3 tools/guest/debug-kernel.sh \
+			>build/debug-kernel-bg.log 2>&1 </dev/null &
+		prebuild=$!
+		trap '[ -z "$prebuild" ] || kill -- "-$prebuild" 2>/dev/null' EXIT
+	fi ;;
+esac
 
 run_stage() {
 	local name=$1 t0 rc
@@ -163,6 +185,11 @@ for s in $stages; do
 	*)	echo "check: unknown stage $s" >&2; failed+=("$s") ;;
 	esac
 done
+
+if [ -n "$prebuild" ]; then
+	wait "$prebuild" 2>/dev/null
+	prebuild=
+fi
 
 echo "=== check: summary"
 printf '%s\n' "${summary[@]}"
