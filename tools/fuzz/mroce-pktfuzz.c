@@ -2336,6 +2336,14 @@ static void ep_judge(struct ctx *x, const struct snap *s0,
 			harm(x, "ended",
 			     "%s QP %#x with %" PRIu64 " packets outstanding was destroyed during a hold: its work requests completed (with success or an error) although nothing could be delivered",
 			     dname(a0->dev), a0->lqpn, a0->out);
+		/*
+		 * The control's ACK can complete a requester's last work
+		 * requests, and its program then destroys the QP before the
+		 * hold ends: gone with packets outstanding is the same
+		 * evidence as the "ended" harm above.
+		 */
+		if (!a1 && a0->has_drv && a0->out && al->control)
+			x->detected++;
 		if (!a1 || !b1)
 			continue;
 		if (a0->has_drv && a1->has_drv && al->control &&
