@@ -136,17 +136,20 @@ run_stage() {
 # A failed guest stage's "not ok" lines and the failed checks its runner
 # listed, repeated in the summary: a report that shows only the start and
 # the end of a long log (CI's) must still name the case that failed.
+# Where each stage's guest runner leaves its results: mroce-vm's default,
+# the two xport runs (given below), check-debug.sh's and check-k612.sh's.
+declare -A results_of=(
+	[guest]=$top/build/results
+	[xport]=$top/build/results-xtest
+	[xport-gso]=$top/build/results-gso
+	[debug]=$top/build/results-debug
+	[k612]=$top/build/results-k612
+)
 stage_digest() {
-	local dir tap
-	case $1 in
-	guest)	dir=$top/build/results ;;
-	xport)	dir=$top/build/results-xtest ;;
-	xport-gso) dir=$top/build/results-gso ;;
-	debug)	dir=$top/build/results-debug ;;
-	k612)	dir=$top/build/results-k612 ;;
-	*)	return ;;
-	esac
-	tap=$dir/guest-tests.tap
+	local tap
+
+	[ -n "${results_of[$1]:-}" ] || return
+	tap=${results_of[$1]}/guest-tests.tap
 	[ -f "$tap" ] || return
 	mapfile -t -O "${#digest[@]}" digest < <(
 		sed -n -e "s/^\(not ok .*\)/$1: \1/p" \
@@ -173,10 +176,10 @@ for s in $stages; do
 			tools/tests/run-guest-tests.sh "${guest_tests[@]}" ;;
 	xport)	read -ra xport_tests <<<"$MROCE_XPORT_CI_TESTS"
 		MROCE_XPORT=xtest run_stage xport tools/guest/mroce-vm \
-			--timeout 900 --results "$top/build/results-xtest" -- \
+			--timeout 900 --results "${results_of[xport]}" -- \
 			tools/tests/run-guest-tests.sh "${xport_tests[@]}"
 		MROCE_XPORT=gso run_stage xport-gso tools/guest/mroce-vm \
-			--timeout 900 --results "$top/build/results-gso" -- \
+			--timeout 900 --results "${results_of[xport-gso]}" -- \
 			tools/tests/run-guest-tests.sh "${xport_tests[@]}" ;;
 	install) run_stage install tools/guest/mroce-vm --timeout 2700 -- \
 			tools/tests/run-guest-tests.sh t-70-install ;;
