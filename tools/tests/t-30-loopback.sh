@@ -7,10 +7,11 @@
 # ACK answers, a failed WQE that stops the send queue behind a 48 KiB and
 # a 1 MiB WRITE, a responder destroyed (or moved to ERR) right after its
 # receive completes, whose pending delayed ACK must still reach the
-# requester, and bursts of small WRITEs whose ACKs are coalesced
-# (tools/tests/src/loopback_qp.c says what each section checks).  Their
-# packets skip the IP stack: tx_loopback_pkts counts all of them, and the
-# namespace's UDP counters none.
+# requester, bursts of small WRITEs whose ACKs are coalesced, and
+# paced WRITEs that the ACK cadence answers rather than the delayed-ACK
+# timer (tools/tests/src/loopback_qp.c says what each section checks).
+# Their packets skip the IP stack: tx_loopback_pkts counts all of them,
+# and the namespace's UDP counters none.
 . "$(dirname "$0")/lib.sh"
 
 need_cmd rdma
@@ -61,6 +62,36 @@ check "burst of 4 x 48 8-byte WRITEs" in_h1 timeout 60 "$PROG" mroce1 "$g4" burs
 a1=$(counter mroce1 tx_acks)
 check "ACKs coalesced: fewer than one per two WRITEs ($a0 -> $a1 for 192)" \
 	test "$((a1 - a0))" -lt 96
+# the delayed ACK's deadline follows the arrival rate (MR-36,
+# mroce_delack.h): 161 8-byte WRITEs posted one by one about 40 us
+# apart, unsignaled but every 32nd, ask for no ACK.  Eight of them take
+# longer than ack_delay_min (100 us); a deadline that follows the pace
+# lets the ACK cadence answer them: 2-3 delayed ACKs of 24, where the
+# fixed 100 us deadline of before sent 12-21 of about 31
+a0=$(counter mroce1 tx_acks)
+d0=$(counter mroce1 tx_acks_delayed)
+paced_out=$(in_h1 timeout 60 "$PROG" mroce1 "$g4" paced 40)
+paced_rc=$?
+echo "$paced_out"
+check_eq "161 paced 8-byte WRITEs complete" 0 "$paced_rc"
+a1=$(counter mroce1 tx_acks)
+d1=$(counter mroce1 tx_acks_delayed)
+acks=$((a1 - a0))
+delayed=$((d1 - d0))
+paced_total=$(printf '%s\n' "$paced_out" |
+	sed -n 's/^# paced: 161 WRITEs in \([0-9]*\) us$/\1/p')
+check "the paced run reported its duration ($paced_total us)" \
+	test -n "$paced_total"
+pace_us=$(( ${paced_total:-0} / 160 ))
+log "RESULT paced WRITEs, one each $pace_us us: $acks ACKs, $delayed by the delayed-ACK timer"
+# where a WRITE takes longer than 55 us (a debug kernel), eight of them
+# outlast ack_delay_max (400 us) and the timer rightly answers
+if [ "$pace_us" -gt 0 ] && [ "$pace_us" -le 55 ]; then
+	check "the cadence answered the paced WRITEs, not the timer ($delayed delayed ACKs of $acks, at most a quarter)" \
+		test "$((4 * delayed))" -le "$acks"
+else
+	log "paced WRITEs took $pace_us us each (over 55): the cadence check does not apply"
+fi
 stats=$(rdma statistic show link mroce1/1)
 echo "$stats"
 check_match "no packet was dropped as malformed" \

@@ -39,12 +39,25 @@
  * only: BURST_ROUNDS times, BURST_WRS 8-byte WRITEs from A to B posted as
  * one list, all signaled, complete in order; the caller reads the
  * device's tx_acks (coalesced: far fewer than one per WRITE).
+ *
+ *   loopback_qp DEV GID_INDEX paced
+ *
+ * only: PACED_WRS 8-byte WRITEs from A to B, each posted alone,
+ * PACED_GAP_US apart (a busy wait), every 32nd and the last signaled;
+ * their completions say all arrived.  No unsignaled WRITE asks for an
+ * ACK (it has no completion to wait for), so the cadence and the
+ * delayed ACK answer them; the caller reads the device's
+ * tx_acks_delayed.  At this pace
+ * ack_every (8) WRITEs take longer than the delayed ACK's floor (100
+ * us): a receiver whose deadline follows the arrival rate lets the
+ * cadence answer, one with a fixed 100 us fires every third WRITE.
  * Prints one line per check and "loopback_qp: N passed, N failed".
  */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mtest.h"
 
@@ -68,6 +81,8 @@ struct ctx {
 #define STOP_ROUNDS 8
 #define BIG_STOP_ROUNDS 4
 #define ACK_ROUNDS 16
+#define PACED_WRS 160
+#define PACED_GAP_US 30
 #define ACCESS (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 		IBV_ACCESS_REMOTE_ATOMIC)
 
@@ -156,6 +171,45 @@ static void bursts(struct ctx *c, struct ibv_qp *a, uint64_t base,
 		    BURST_ROUNDS, BURST_WRS);
 	ok = !memcmp(c->buf, c->buf + 32768, 8 * BURST_WRS);
 	mtest_check(ok, "A->B: the burst's data in place");
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* PACED_WRS + 1 WRITEs, @gap_us apart (see the header) */
+static void paced(struct ctx *c, struct ibv_qp *a, uint64_t base,
+		  uint32_t lkey, uint32_t rkey, int gap_us)
+{
+	struct ibv_sge sg = { (uintptr_t)c->buf, 8, lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+	};
+	uint64_t t = now_us(), t0 = t;
+	int k, nsig = 0, ok = 1;
+
+	wr.wr.rdma.remote_addr = base + 32768;
+	wr.wr.rdma.rkey = rkey;
+	for (k = 0; ok && k <= PACED_WRS; k++) {
+		while (now_us() < t)
+			;
+		t += gap_us;
+		wr.wr_id = (uint64_t)k;
+		/* every 32nd signaled, so that the send queue drains */
+		wr.send_flags = k == PACED_WRS || k % 32 == 31 ?
+				IBV_SEND_SIGNALED : 0;
+		nsig += !!wr.send_flags;
+		ok = !mtest_post_wr(a, &wr);
+	}
+	ok = ok && wait_cqes(c, nsig, NULL) == nsig;
+	mtest_check(ok, "A->B: %d WRITEs posted %d us apart complete",
+		    PACED_WRS + 1, gap_us);
+	printf("# paced: %d WRITEs in %llu us\n", PACED_WRS + 1,
+	       (unsigned long long)(now_us() - t0));
 }
 
 /* Section 4: nothing after a failed WQE starts (see the header) */
@@ -288,8 +342,10 @@ int main(int argc, char **argv)
 	uint64_t base;
 	int i;
 
-	if (argc != 3 && (argc != 4 || strcmp(argv[3], "burst"))) {
-		fprintf(stderr, "usage: %s DEV GID_INDEX [burst]\n", argv[0]);
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "burst")) &&
+	    ((argc != 4 && argc != 5) || strcmp(argv[3], "paced"))) {
+		fprintf(stderr, "usage: %s DEV GID_INDEX [burst|paced [GAP_US]]\n",
+			argv[0]);
 		return 2;
 	}
 	mtest_init("loopback_qp", 0);
@@ -314,12 +370,16 @@ int main(int argc, char **argv)
 	lkey = c.mr->lkey;
 	rkey = c.mr->rkey;
 
-	if (argc == 4) {
+	if (argc >= 4) {
 		if (!connect_pair(&c, &a, &b))
 			return 1;
 		for (i = 0; i < 8 * BURST_WRS; i++)
 			c.buf[i] = (unsigned char)(i * 3 + 1);
-		bursts(&c, a, base, lkey, rkey);
+		if (!strcmp(argv[3], "burst"))
+			bursts(&c, a, base, lkey, rkey);
+		else
+			paced(&c, a, base, lkey, rkey,
+			      argc == 5 ? atoi(argv[4]) : PACED_GAP_US);
 		ibv_destroy_qp(a);
 		ibv_destroy_qp(b);
 		return mtest_summary();

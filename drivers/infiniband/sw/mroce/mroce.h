@@ -62,6 +62,7 @@
 #include <rdma/mroce-abi.h>
 
 #include "mroce_cc.h"
+#include "mroce_delack.h"
 #include "mroce_hist.h"
 #include "mroce_msg.h"
 #include "mroce_pace.h"
@@ -112,16 +113,6 @@
  * at 8, with a third fewer ACKs).
  */
 #define MROCE_ACK_EVERY_GAP	8
-/*
- * The delayed ACK: an arrival no ACK answered at once is acknowledged
- * within this (the spec's ack_delay_max).  Well inside the requester's
- * ack_delay allowance (MROCE_TLP_ACK_ALLOWANCE_US), so a tail probe
- * never fires for an ACK that is merely delayed; long enough that a
- * soft receiver, which sees a packet every 10-20 us, still ACKs every
- * MROCE_ACK_EVERY packets of a stream rather than per timer.
- */
-#define MROCE_ACK_DELAY_MAX_US	100
-#define MROCE_ACK_DELAY_MAX_NS	(MROCE_ACK_DELAY_MAX_US * NSEC_PER_USEC)
 
 /*
  * Port counters, exported as hw counters (rdma statistic show), with the
@@ -632,12 +623,14 @@ struct mroce_qp {
 		 * The delayed ACK (mroce_resp_ack_timer()): whether a
 		 * message's last packet arrived that no ACK has answered,
 		 * since when (which bounds the delay), and the newest such
-		 * packet, for the ACK to echo.
+		 * packet, for the ACK to echo; the arrival rate, which sets
+		 * the deadline (mroce_delack.h).
 		 */
 		struct hrtimer ack_timer;
 		bool unacked_last;
 		u32 unacked_since_us;
 		struct mroce_ack_echo unacked;
+		struct mroce_delack delack;
 		struct mroce_hint_conn rhc;	/* this sender, for the hint */
 		u32 hint_bytes;		/* arrived since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */

@@ -228,6 +228,7 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.since_ack = 0;
 	qp->rq.ce_since_ack = 0;
 	qp->rq.unacked_last = false;
+	mroce_delack_init(&qp->rq.delack, MROCE_ACK_EVERY);
 	qp->rq.hint_bytes = 0;
 	mroce_hint_conn_init(&qp->rq.rhc);
 	qp->rq.fatal_nak = 0;

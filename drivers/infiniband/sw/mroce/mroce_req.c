@@ -304,7 +304,7 @@ static u32 mroce_req_fill(struct mroce_qp *qp, const struct mroce_swqe *sw,
  * unsignaled one has no completion to wait for), nothing older is
  * outstanding and nothing is queued behind it (fetched, or posted to
  * the ring), as in a ping-pong.  In a stream the responder's cadence
- * (every MROCE_ACK_EVERY packets) and its delayed ACK (ack_delay_max)
+ * (every MROCE_ACK_EVERY packets) and its delayed ACK (mroce_delack.h)
  * answer it: one ACK for several small messages.  A hint: a WQE posted
  * just after this look costs one ACK more or a delay of at most
  * ack_delay_max, never a lost ACK.

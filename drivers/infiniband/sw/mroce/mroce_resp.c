@@ -132,28 +132,32 @@ static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *tri
 
 /*
  * The delayed ACK (MR-36): a message's last packet that no ACK answered
- * at once is acknowledged within MROCE_ACK_DELAY_MAX_US.  A requester
- * asks for an ACK (ACK_REQ) only when it waits for one; otherwise this,
- * or the cadence, completes its messages: in a stream of small messages
- * one ACK answers several, and when the stream stops, the last of them
- * waits ack_delay_max at most.  Packets inside a message need no timer:
- * more of the message follows, and if it does not, the requester's loss
- * recovery asks.  The newest unanswered last packet is remembered (the
- * ACK echoes it) and when the oldest came; the timer, armed by that
- * one, fires once per delay at most, and sends nothing if an ACK went
- * out meanwhile.
+ * at once is acknowledged within the deadline mroce_delack_us() sets
+ * from the arrival rate (at most ack_delay_max).  A requester asks for
+ * an ACK (ACK_REQ) only when it waits for one; otherwise this, or the
+ * cadence, completes its messages: in a stream of small messages one ACK
+ * answers several, and when the stream stops, the last of them waits
+ * the deadline at most.  Packets inside a message need no timer: more of
+ * the message follows, and if it does not, the requester's loss recovery
+ * asks.  The newest unanswered last packet is remembered (the ACK echoes
+ * it) and when the oldest came; the timer, armed by that one, fires once
+ * per deadline at most, and sends nothing if an ACK went out meanwhile.
  */
-static void mroce_resp_ack_later(struct mroce_qp *qp,
-				 const struct mroce_pkt_info *pi)
+static ktime_t mroce_us_ktime(u32 us)
 {
-	u32 now = mroce_now_us();
+	return ns_to_ktime((u64)us * NSEC_PER_USEC);
+}
+
+static void mroce_resp_ack_later(struct mroce_qp *qp,
+				 const struct mroce_pkt_info *pi, u32 now)
+{
+	u32 delay = mroce_delack_us(&qp->rq.delack);
 
 	if (!qp->rq.unacked_last) {
 		qp->rq.unacked_last = true;
 		qp->rq.unacked_since_us = now;
 		if (!hrtimer_is_queued(&qp->rq.ack_timer))
-			hrtimer_start(&qp->rq.ack_timer,
-				      ns_to_ktime(MROCE_ACK_DELAY_MAX_NS),
+			hrtimer_start(&qp->rq.ack_timer, mroce_us_ktime(delay),
 				      HRTIMER_MODE_REL_SOFT);
 	}
 	mroce_ack_echo_of(&qp->rq.unacked, pi, now);
@@ -163,16 +167,16 @@ enum hrtimer_restart mroce_resp_ack_timer(struct hrtimer *t)
 {
 	struct mroce_qp *qp = container_of(t, struct mroce_qp, rq.ack_timer);
 	enum hrtimer_restart ret = HRTIMER_NORESTART;
-	u32 now = mroce_now_us(), waited;
+	u32 now = mroce_now_us(), waited, delay;
 
 	spin_lock(&qp->rq.lock);
 	if (!qp->rq.unacked_last || !mroce_qp_receives(qp))
 		goto out;
 	waited = now - qp->rq.unacked_since_us;
-	if (waited < MROCE_ACK_DELAY_MAX_US) {
+	delay = mroce_delack_us(&qp->rq.delack);
+	if (waited < delay) {
 		/* an ACK went out since the timer was armed: wait the rest */
-		hrtimer_forward_now(t, ns_to_ktime((u64)(MROCE_ACK_DELAY_MAX_US -
-							 waited) * NSEC_PER_USEC));
+		hrtimer_forward_now(t, mroce_us_ktime(delay - waited));
 		ret = HRTIMER_RESTART;
 		goto out;
 	}
@@ -1029,7 +1033,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb)
 {
 	bool failed = false;
-	u32 epsn;
+	u32 epsn, now;
 
 	spin_lock(&qp->rq.lock);
 	if (!mroce_qp_receives(qp)) {
@@ -1044,6 +1048,8 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
 		goto out;
 	}
+	now = mroce_now_us();
+	mroce_delack_arrival(&qp->rq.delack, now);
 	qp->rq.since_ack++;
 	if (pi->rx_ce) {
 		qp->rq.ce_since_ack++;
@@ -1069,7 +1075,7 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	if (mroce_resp_ack_due(qp, pi, epsn))
 		mroce_resp_ack(qp, pi, 0, 0, 0);
 	else if (pi->flags & MROCE_F_LAST)
-		mroce_resp_ack_later(qp, pi);
+		mroce_resp_ack_later(qp, pi, now);
 out:
 	spin_unlock(&qp->rq.lock);
 	if (failed)

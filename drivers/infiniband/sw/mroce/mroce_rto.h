@@ -24,10 +24,13 @@
 #define MROCE_TLP_MIN_US	1000	/* tail probe timeout floor */
 /*
  * The tail probe timeout allows the receiver this long to ACK (the spec's
- * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): twice the
- * receiver's ack_delay_max.
+ * ack_delay_allowance, PTO = max(2 SRTT, SRTT + it, PTO_min)): the
+ * receiver's ack_delay_max (MROCE_ACK_DELAY_MAX_US, 400) and a quarter
+ * more for a timer that fires late.  With PTO_min at 1 ms the term never
+ * sets the PTO: SRTT + 500 us exceeds 2 SRTT only while SRTT < 500 us,
+ * and is then below 1 ms.  It does where a sender lowers PTO_min.
  */
-#define MROCE_TLP_ACK_ALLOWANCE_US	200
+#define MROCE_TLP_ACK_ALLOWANCE_US	500
 
 struct mroce_rto {
 	u32 srtt_us;		/* 0: no sample yet */
