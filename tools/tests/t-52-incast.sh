@@ -252,4 +252,7 @@ check "every path carried packets" \
 check "every path has an RTT (srtt > 0): echoes reach all paths" \
 	sh -c "echo '$PATHS' | awk '{ for (i = 1; i < NF; i++) if (\$i == \"srtt\" && \$(i + 1) == 0) exit 1 }'"
 check_match "h1's QP reports its standing queueing delay" '^[0-9]+$' "$(qp_field qdelay_us)"
+AD=$(qp_field ack_delay_us)
+check "h1's QP reports its delayed-ACK deadline, 100-400 us (${AD:-none})" \
+	test "${AD:-0}" -ge 100 -a "${AD:-0}" -le 400
 log "reference, cc none: $NONE"

@@ -370,7 +370,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[14];
+	u32 v[15];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -413,6 +413,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[11] = qp->sq.path_hash;
 		v[12] = READ_ONCE(qp->rq.epsn);
 		v[13] = READ_ONCE(qp->rq.rq_done);
+		v[14] = mroce_delack_us(&qp->rq.delack);	/* a snapshot */
 		rate = qp->sq.cc.rate_bps;
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
 		    rdma_nl_put_driver_u32(msg, "snd_una", v[9]) ||
@@ -425,6 +426,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "min_rtt_us", v[2]) ||
 		    rdma_nl_put_driver_u32(msg, "qdelay_us", v[7]) ||
 		    rdma_nl_put_driver_u32(msg, "rto_us", v[3]) ||
+		    rdma_nl_put_driver_u32(msg, "ack_delay_us", v[14]) ||
 		    rdma_nl_put_driver_u32(msg, "reorder_pkts", v[4]) ||
 		    rdma_nl_put_driver_u32(msg, "cwnd_pkts", v[5]) ||
 		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]) ||
