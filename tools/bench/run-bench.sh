@@ -97,6 +97,9 @@
 #   --bottleneck-cc LIST     mroce cc_algo variants (default metaroce,none)
 #   --out DIR          results folder (default build/bench/<timestamp>)
 #   --timeout SEC      per-guest timeout (default 1500)
+#   --guest-loglevel N kernel messages up to level N on the guest consoles
+#                      (default: errors only); 4 shows warnings such as a
+#                      NETDEV WATCHDOG transmit timeout
 #   --nice N           run every test process at nice N (default 0); e.g. 19
 #                      lets ksoftirqd preempt busy-pollers at once instead of
 #                      at the next tick
@@ -135,6 +138,7 @@ SMOKE=0 REPEAT=3 LOSS_REPEAT=1 DURATION=3 MARGIN=1 LAT_ITERS=500 NICE=0
 LOSS_DURATION=4 SINGLE_VERBS=write
 SIZES=64,4k,64k VERBS=write,send,read LAT_VERBS=write,send LOSS=0.1,1,5,10 LOSS_LAT=1,5
 PATHS=pair,loop,single,jumbo ONLY='' OUT='' TIMEOUT=1500 CHARTS=1
+GUEST_LOGLEVEL=
 BN_REPEAT=1 BN_DURATION=20 BN_RATE=30mbit BN_MARK=1ms BN_LIMIT=100 BN_CC=metaroce,none
 
 # shellcheck disable=SC2086  # BENCH_ARGS is a word list on purpose
@@ -163,6 +167,7 @@ while [ $# -gt 0 ]; do
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
 	--nice) need "$@"; NICE=$2; shift 2 ;;
+	--guest-loglevel) need "$@"; GUEST_LOGLEVEL=$2; shift 2 ;;
 	--bottleneck-repeat) need "$@"; BN_REPEAT=$2; shift 2 ;;
 	--bottleneck-duration) need "$@"; BN_DURATION=$2; shift 2 ;;
 	--bottleneck-rate) need "$@"; BN_RATE=$2; shift 2 ;;
@@ -182,6 +187,11 @@ for v in REPEAT LOSS_REPEAT DURATION LOSS_DURATION LAT_ITERS TIMEOUT; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v,,} wants a positive number"
 done
 [[ $NICE =~ ^-?[0-9]+$ ]] || die "--nice wants a number"
+VMOPTS=()
+if [ -n "$GUEST_LOGLEVEL" ]; then
+	[[ $GUEST_LOGLEVEL =~ ^[0-8]$ ]] || die "--guest-loglevel wants 0..8"
+	VMOPTS=(--append "loglevel=$GUEST_LOGLEVEL")
+fi
 [[ $BN_REPEAT =~ ^[0-9]+$ ]] || die "--bottleneck-repeat wants a number (0: none)"
 [[ $BN_DURATION =~ ^[1-9][0-9]*$ && $BN_LIMIT =~ ^[1-9][0-9]*$ ]] ||
 	die "--bottleneck-duration and --bottleneck-limit want positive numbers"
@@ -300,12 +310,12 @@ RC=0
 if [[ ,$PATHS, == *,pair,* ]]; then
 	SOCKDIR=$(mktemp -d "${TMPDIR:-/tmp}/mroce-bench.XXXXXX")
 	say "pair: booting guests A and B (1 vCPU each, dgram link $SOCKDIR)"
-	"$VM" --batch --smp 1 --mem 1G --timeout "$TIMEOUT" --results "$OUT/pair-a" \
+	"$VM" "${VMOPTS[@]}" --batch --smp 1 --mem 1G --timeout "$TIMEOUT" --results "$OUT/pair-a" \
 		--nic-dgram "$SOCKDIR/a,$SOCKDIR/b" -- "$HERE/guest.sh" pair-a \
 		>"$OUT/pair-a.console" 2>&1 &
 	APID=$!
 	set +e
-	"$VM" --batch --smp 1 --mem 1G --timeout "$TIMEOUT" --results "$OUT/pair-b" \
+	"$VM" "${VMOPTS[@]}" --batch --smp 1 --mem 1G --timeout "$TIMEOUT" --results "$OUT/pair-b" \
 		--nic-dgram "$SOCKDIR/b,$SOCKDIR/a" -- "$HERE/guest.sh" pair-b "${DRIVE[@]}" \
 		2>&1 | tee "$OUT/pair-b.console"
 	brc=${PIPESTATUS[0]}
@@ -326,7 +336,7 @@ fi
 if [[ ,$PATHS, =~ ,(single|jumbo|loop), ]]; then
 	say "single/jumbo/loop: booting one guest, 2 vCPUs (in this order: single = netns h1/h2 over veth, jumbo = the same at MTU 9000, loop = loopback devices; here: $PATHS)"
 	set +e
-	"$VM" --batch --smp 2 --timeout "$TIMEOUT" --results "$OUT/single" \
+	"$VM" "${VMOPTS[@]}" --batch --smp 2 --timeout "$TIMEOUT" --results "$OUT/single" \
 		-- "$HERE/guest.sh" single "${DRIVE[@]}" 2>&1 | tee "$OUT/single.console"
 	src=${PIPESTATUS[0]}
 	set -e

@@ -6,6 +6,7 @@ have the same methods, so the driver does not care which end is where."""
 
 import json
 import socket
+import sys
 import threading
 import time
 
@@ -59,6 +60,17 @@ class LocalEnd:
             p.kill()
 
 
+# An agent call that takes this much longer than its own timeout (at
+# least CALL_MIN s) means the pair link or the agent is gone: end the
+# path, do not hang the bench.
+CALL_MIN = 60
+CALL_SLACK = 120
+
+# What this guest's view of a dead pair link looks like, for the console.
+LINK_DIAG = ["sh", "-c", "ip -s -d link show; ss -tni; "
+             "grep -E '^(Ip|Tcp|Udp):' /proc/net/snmp; dmesg | tail -n 40"]
+
+
 class RemoteEnd:
     """The agent on guest A, over the pair link (JSON lines on TCP)."""
 
@@ -77,10 +89,20 @@ class RemoteEnd:
         self.lock = threading.Lock()
 
     def call(self, **req):
+        limit = max(req.get("timeout") or 0, CALL_MIN) + CALL_SLACK
         with self.lock:
-            self.f.write((json.dumps(req) + "\n").encode())
-            self.f.flush()
-            line = self.f.readline()
+            self.sock.settimeout(limit)
+            try:
+                self.f.write((json.dumps(req) + "\n").encode())
+                self.f.flush()
+                line = self.f.readline()
+            except (socket.timeout, OSError) as e:
+                rc, out = run_cmd(LINK_DIAG, None, 30)
+                print(f"bench: pair link state (rc {rc}):\n{out}",
+                      file=sys.stderr, flush=True)
+                raise SystemExit(f"bench: agent: no answer to {req.get('op')} "
+                                 f"within {limit} s ({e}): is the pair link "
+                                 f"down?") from None
         if not line:
             raise SystemExit("bench: agent closed the connection")
         return json.loads(line)
