@@ -182,8 +182,8 @@ static uint64_t now_us(void)
 }
 
 /* PACED_WRS + 1 WRITEs, @gap_us apart (see the header) */
-static void paced(struct ctx *c, struct ibv_qp *a, uint64_t base,
-		  uint32_t lkey, uint32_t rkey, int gap_us)
+static void paced_writes(struct ctx *c, struct ibv_qp *a, uint64_t base,
+			 uint32_t lkey, uint32_t rkey, int gap_us)
 {
 	struct ibv_sge sg = { (uintptr_t)c->buf, 8, lkey };
 	struct ibv_send_wr wr = {
@@ -378,8 +378,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[3], "burst"))
 			bursts(&c, a, base, lkey, rkey);
 		else
-			paced(&c, a, base, lkey, rkey,
-			      argc == 5 ? atoi(argv[4]) : PACED_GAP_US);
+			paced_writes(&c, a, base, lkey, rkey,
+				     argc == 5 ? atoi(argv[4]) : PACED_GAP_US);
 		ibv_destroy_qp(a);
 		ibv_destroy_qp(b);
 		return mtest_summary();

@@ -130,6 +130,11 @@ static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *tri
 	mroce_resp_ack_flags(qp, trig, nak, nak_psn, rnr_timer, 0);
 }
 
+static ktime_t mroce_us_ktime(u32 us)
+{
+	return ns_to_ktime((u64)us * NSEC_PER_USEC);
+}
+
 /*
  * The delayed ACK (MR-36): a message's last packet that no ACK answered
  * at once is acknowledged within the deadline mroce_delack_us() sets
@@ -143,17 +148,12 @@ static void mroce_resp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *tri
  * it) and when the oldest came; the timer, armed by that one, fires once
  * per deadline at most, and sends nothing if an ACK went out meanwhile.
  */
-static ktime_t mroce_us_ktime(u32 us)
-{
-	return ns_to_ktime((u64)us * NSEC_PER_USEC);
-}
-
 static void mroce_resp_ack_later(struct mroce_qp *qp,
 				 const struct mroce_pkt_info *pi, u32 now)
 {
-	u32 delay = mroce_delack_us(&qp->rq.delack);
-
 	if (!qp->rq.unacked_last) {
+		u32 delay = mroce_delack_us(&qp->rq.delack);
+
 		qp->rq.unacked_last = true;
 		qp->rq.unacked_since_us = now;
 		if (!hrtimer_is_queued(&qp->rq.ack_timer))
