@@ -308,7 +308,7 @@ void SendConn::try_send()
 
 		if (!rto_at)
 			rto_at = now + (uint64_t)mroce_rto_us(&rto) * 1000;
-		tlp_at = tlp_out ? 0 : mroce_tlp_at(rto.srtt_us, now, rto_at);
+		tlp_at = tlp_out ? 0 : mroce_tlp_at(&rto, now, rto_at);
 		arm();
 	}
 }
@@ -387,7 +387,7 @@ void SendConn::on_ack(const struct mroce_pkt_info &pi)
 	tlp_out = false;
 	if (mroce_psn_before(sb.una, sb.nxt)) {
 		recover(now_ns);
-		tlp_at = mroce_tlp_at(rto.srtt_us, now_ns, rto_at);
+		tlp_at = mroce_tlp_at(&rto, now_ns, rto_at);
 	} else {
 		reo_at = tlp_at = rto_at = 0;
 	}

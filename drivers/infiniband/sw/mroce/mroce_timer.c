@@ -81,7 +81,7 @@ void mroce_timer_rto_restart(struct mroce_qp *qp, u64 now)
 void mroce_timer_tlp_restart(struct mroce_qp *qp, u64 now)
 {
 	qp->sq.due[MROCE_DL_TLP] = qp->sq.tlp_out ? 0 :
-		mroce_tlp_at(qp->sq.rto.srtt_us, now, qp->sq.due[MROCE_DL_RTO]);
+		mroce_tlp_at(&qp->sq.rto, now, qp->sq.due[MROCE_DL_RTO]);
 }
 
 /* New data went out: make sure something will notice if it is lost. */
