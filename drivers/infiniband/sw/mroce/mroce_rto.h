@@ -26,9 +26,9 @@
  * The tail probe timeout allows the receiver this long to ACK (the spec's
  * ack_delay_allowance, in mroce_tlp_at()'s PTO): the receiver's
  * ack_delay_max (MROCE_ACK_DELAY_MAX_US, 400) and a quarter more for a
- * timer that fires late.  With PTO_min at 1 ms the term never
- * sets the PTO: SRTT + 500 us exceeds 2 SRTT only while SRTT < 500 us,
- * and is then below 1 ms.  It does where a sender lowers PTO_min.
+ * timer that fires late.  With PTO_min at 1 ms the term never sets the
+ * PTO: SRTT + 500 us exceeds 2 SRTT only while SRTT < 500 us, and is
+ * then below 1 ms.  It does where a sender lowers PTO_min.
  */
 #define MROCE_TLP_ACK_ALLOWANCE_US	500
 
