@@ -39,10 +39,12 @@ load_modules() {
 	for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
 		modprobe "$m"
 	done
-	# --gso NETDEVS (run-bench.sh): those devices use the GSO provider
+	# --gso NETDEVS (run-bench.sh): those devices use the GSO provider;
+	# --modparam K=V: more parameters, checked there (no blanks)
+	# shellcheck disable=SC2086  # one word per parameter
 	[ -d /sys/module/mroce ] ||
 		insmod "$BIN/mroce.ko" ${MROCE_BENCH_GSO:+"gso=$MROCE_BENCH_GSO"} \
-			${MROCE_BENCH_GRO:+gro=1}
+			${MROCE_BENCH_GRO:+gro=1} ${MROCE_BENCH_MODPARAMS:-}
 }
 
 record_env() {	# what the guest looked like, for the report

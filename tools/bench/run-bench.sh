@@ -81,6 +81,8 @@
 #                      provider)
 #   --gro              load mroce with gro=1: its sockets merge MetaRoCE
 #                      packets in GRO (default: gro=0, the module's default)
+#   --modparam K=V     load mroce with module parameter K=V too (repeatable;
+#                      e.g. qdelay_target_us=500); recorded in meta.json
 #   --veth-gro         GRO on and TSO off on the veth pair of the single and
 #                      jumbo paths (veth receives through NAPI only so); TCP
 #                      there is then segmented before veth and merged after
@@ -163,6 +165,11 @@ while [ $# -gt 0 ]; do
 	--only) need "$@"; ONLY=$2; shift 2 ;;
 	--gso) need "$@"; MROCE_BENCH_GSO=$2; shift 2 ;;
 	--gro) MROCE_BENCH_GRO=1; shift ;;
+	--modparam) need "$@"
+		[[ $2 =~ ^[a-z][a-z0-9_]*=[A-Za-z0-9_.,:*-]*$ ]] ||
+			die "--modparam wants NAME=VALUE, got '$2'"
+		MROCE_BENCH_MODPARAMS=${MROCE_BENCH_MODPARAMS:+$MROCE_BENCH_MODPARAMS }$2
+		shift 2 ;;
 	--veth-gro) MROCE_BENCH_VETH_GRO=1; shift ;;
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--timeout) need "$@"; TIMEOUT=$2; shift 2 ;;
@@ -208,6 +215,7 @@ done
 export MROCE_BENCH_PATHS=$PATHS MROCE_BENCH_SINGLE_VERBS=$SINGLE_VERBS
 export MROCE_BENCH_GSO=${MROCE_BENCH_GSO:-}
 export MROCE_BENCH_GRO=${MROCE_BENCH_GRO:-}
+export MROCE_BENCH_MODPARAMS=${MROCE_BENCH_MODPARAMS:-}
 export MROCE_BENCH_VETH_GRO=${MROCE_BENCH_VETH_GRO:-}
 
 # ------------------------------------------------------------- the tree
@@ -254,6 +262,7 @@ meta = {
     "ko_srcversion": e["SRCV"], "guest_kernel": e["KVER"], "qemu": e["QEMUV"],
     "gso": e.get("MROCE_BENCH_GSO", ""),
     "gro": bool(e.get("MROCE_BENCH_GRO", "")),
+    "modparams": e.get("MROCE_BENCH_MODPARAMS", "").split(),
     "veth_gro": bool(e.get("MROCE_BENCH_VETH_GRO", "")),
     "host_cpus": os.cpu_count(),
     "host_cpu_model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
