@@ -49,11 +49,15 @@
 #          machine the debug kernel must be built first (791 s alone on
 #          this project's 2-core machine, 2026-12-06): when "debug" is
 #          among the stages, check.sh starts that build at the outset,
-#          in the background at nice 19 (log build/debug-kernel-bg.log;
-#          MROCE_DEBUG_PREBUILD=0 turns this off), so that it uses the
-#          core the earlier stages leave idle (a TCG guest keeps about
-#          1.2 of the 2 busy); the stage's debug-kernel.sh waits for it
-#          on the cache's lock.  With the kernel cached it ends at once.
+#          in the background at nice 19 (tools/guest/prebuild.sh, log
+#          build/prebuild.log; MROCE_DEBUG_PREBUILD=0 turns this off),
+#          so that it uses the core the earlier stages leave idle (a TCG
+#          guest keeps about 1.2 of the 2 busy), and the modules for it
+#          after it (check-debug.sh --build-only, about 2 minutes); the
+#          stage's debug-kernel.sh waits for it on the cache's lock, and
+#          check-debug.sh finds the modules built for the same sources
+#          (build/debug-modules.stamp).  With the kernel cached only the
+#          modules are built.
 #          t-42 runs 15 of its 45 flush rounds there
 #          (MROCE_DEBUG_FLUSH_RACE_ROUNDS)
 #   k612   mroce and tools/kulp built with W=1 and sparse against
@@ -67,7 +71,9 @@
 #          and FRMR (t-14), the provider and uverbs (t-15), the data path
 #          and its timers (t-20), UDP GSO and GRO (t-45, t-46).
 #          Measured 2026-12-05 on 2 cores shared with other work:
-#          build 131 s, guest about 300 s (boot included).
+#          build 131 s, guest about 300 s (boot included).  The build
+#          runs in the background job too, after the debug lane's
+#          (build/k612-modules.stamp), so the stage only tests.
 #          The whole suite on 6.12 would double the guest stage, which
 #          CI's hour does not hold; "make check-612" runs a longer list
 #          (MROCE_K612_TESTS in check-k612.sh), K612_TESTS=all all of it
@@ -101,24 +107,25 @@ digest=()
 # the debug kernel, built in the background while the other stages run
 # (see "debug" above); nothing to build when it is cached
 prebuild=
-case " $stages " in
-*" debug "*)
-	if [ "${MROCE_DEBUG_PREBUILD:-1}" != 0 ] && mkdir -p build; then
-		# A session of its own, so that an interrupted check stops
-		# the whole build (make and its compilers) with it.  A new
-		# session is a new scheduler autogroup, and autogroups share
-		# the CPUs equally whatever their tasks' nice values: the
-		# group itself must be niced, or the build takes half the
-		# machine from the guest (measured: tests 1.5-2.3x slower).
-		# shellcheck disable=SC2016  # $0 is the inner shell's
-		setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null
-			exec nice -n 19 ionice -c 3 "$0"' \
-			tools/guest/debug-kernel.sh \
-			>build/debug-kernel-bg.log 2>&1 </dev/null &
-		prebuild=$!
-		trap '[ -z "$prebuild" ] || kill -- "-$prebuild" 2>/dev/null' EXIT
-	fi ;;
-esac
+lanes=()
+case " $stages " in *" debug "*) lanes+=(debug) ;; esac
+case " $stages " in *" k612 "*) lanes+=(k612) ;; esac
+if [ ${#lanes[@]} -gt 0 ] && [ "${MROCE_DEBUG_PREBUILD:-1}" != 0 ] &&
+	mkdir -p build; then
+	# A session of its own, so that an interrupted check stops the
+	# whole build (make and its compilers) with it.  A new session is a
+	# new scheduler autogroup, and autogroups share the CPUs equally
+	# whatever their tasks' nice values: the group itself must be
+	# niced, or the build takes half the machine from the guest
+	# (measured: tests 1.5-2.3x slower).
+	# shellcheck disable=SC2016  # $0 is the inner shell's
+	setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null
+		exec nice -n 19 ionice -c 3 "$0" "$@"' \
+		tools/guest/prebuild.sh "${lanes[@]}" \
+		>build/prebuild.log 2>&1 </dev/null &
+	prebuild=$!
+	trap '[ -z "$prebuild" ] || kill -- "-$prebuild" 2>/dev/null' EXIT
+fi
 
 run_stage() {
 	local name=$1 t0 rc

@@ -41,3 +41,23 @@ mroce_kbuild() {
 		die "building $name against $kver printed warnings (log: $dir.log)"
 	fi
 }
+
+# mroce_sources_digest ROOT [KEY...]: one digest of the KEYs (what else a
+# build depends on: the kernel, the options) and of the contents of the
+# sources the copies are made from (the driver, uapi, tools/kulp and
+# tools/xport-test), build output left out.  A lane that finds the
+# digest it recorded with its modules skips building them again.
+mroce_sources_digest() {
+	local root=$1
+
+	shift
+	{
+		printf '%s\n' "$@"
+		(cd "$root" && find Kbuild VERSION uapi drivers/infiniband/sw/mroce \
+			tools/kulp tools/xport-test tools/kbuild-copy.sh -type f \
+			\( -name '*.[ch]' ! -name '*.mod.c' -o -name Kbuild \
+			-o -name Kconfig -o -name Makefile -o -name VERSION \
+			-o -name '*.sh' \) -print0 |
+			LC_ALL=C sort -z | xargs -0 sha256sum)
+	} | sha256sum | cut -d' ' -f1
+}

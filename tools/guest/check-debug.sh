@@ -6,6 +6,7 @@
 #
 # usage: tools/guest/check-debug.sh [TEST...]     (default: every test)
 #        tools/guest/check-debug.sh --selftest
+#        tools/guest/check-debug.sh --build-only  (steps 1 and 2)
 #
 #   1. tools/guest/debug-kernel.sh: the debug kernel, built once and cached
 #   2. mroce.ko built against it, in a copy of the sources under
@@ -54,83 +55,126 @@ cd "$TOP" || exit 1
 die() { echo "$ME: $*" >&2; exit 1; }
 
 SELFTEST=0
-if [ "${1:-}" = --selftest ]; then
+BUILD_ONLY=0
+case ${1:-} in
+--selftest)
 	[ $# = 1 ] || die "--selftest takes no tests"
 	SELFTEST=1
-	set -- "$HERE/debug-selftest/t-selftest.sh"
-fi
+	set -- "$HERE/debug-selftest/t-selftest.sh" ;;
+--build-only)
+	[ $# = 1 ] || die "--build-only takes no tests"
+	BUILD_ONLY=1
+	shift ;;
+esac
 
-t0=$(date +%s)
 dk=$("$HERE/debug-kernel.sh") || die "no debug kernel"
 kver=$(cat "$dk/kver") || die "no $dk/kver"
 echo "$ME: kernel $kver ($dk, built in $(cat "$dk/build-time" 2>/dev/null)s)"
 
-# --- mroce.ko for this kernel, in a copy (as tools/lint.sh does)
 # shellcheck source=tools/kbuild-copy.sh
 . "$TOP/tools/kbuild-copy.sh"
 if [ "$SELFTEST" = 1 ]; then
 	mod=.
 	copy=$TOP/build/debug-selftest
-	rm -rf "$copy"
-	if ! { mkdir -p "$copy" &&
-		cp "$HERE/debug-selftest/Kbuild" "$HERE/debug-selftest/selftest.c" "$copy/"; }; then
-		die "cannot copy the self-test module to $copy"
-	fi
 else
 	mod=drivers/infiniband/sw/mroce
 	copy=$TOP/build/debug-module
-	rm -rf "$copy"
-	mroce_copy_sources "$TOP" "$mod" "$copy" ||
-		die "cannot copy the sources to $copy"
 fi
-# with -g, so that scripts/faddr2line can place mroce's frames
-mroce_kbuild "$dk/build" "$kver" "$copy" mroce CONFIG_RDMA_MROCE=m KCFLAGS=-g
 ko=$copy/$mod/mroce.ko
-[ -f "$ko" ] || die "no $ko"
-echo "$ME: module built against $kver in $(($(date +%s) - t0))s: ${ko#"$TOP"/}"
-
-# --- mroce.ko with the KUnit suites, in a copy of its own
-kunit_ko=
-kunit_test=()
-if [ "$SELFTEST" = 0 ] && [ "${MROCE_DEBUG_KUNIT:-1}" != 0 ]; then
-	t2=$(date +%s)
-	kcopy=$TOP/build/debug-kunit
-	rm -rf "$kcopy"
-	mroce_copy_sources "$TOP" "$mod" "$kcopy" ||
-		die "cannot copy the sources to $kcopy"
-	mroce_kbuild "$dk/build" "$kver" "$kcopy" "mroce with its KUnit suites" \
-		CONFIG_RDMA_MROCE=m CONFIG_RDMA_MROCE_KUNIT_TEST=y KCFLAGS=-g
-	kunit_ko=$kcopy/$mod/mroce.ko
-	[ -f "$kunit_ko" ] || die "no $kunit_ko"
-	echo "$ME: the module with its KUnit suites built in $(($(date +%s) - t2))s: ${kunit_ko#"$TOP"/}"
-	kunit_test=("$TOP/kunit/t-kunit.sh")
-	# no test named: every test, after the suites
-	[ $# -gt 0 ] || mapfile -t -O 1 kunit_test < <(tools/tests/run-guest-tests.sh -l)
-fi
-
-# --- the kernel ULPs the tests load (tools/kulp: t-14, t-16), for this
-# kernel too; the tests find them through MROCE_KULP_DIR
+kunit_on=0
+[ "$SELFTEST" = 1 ] || [ "${MROCE_DEBUG_KUNIT:-1}" = 0 ] || kunit_on=1
+kcopy=$TOP/build/debug-kunit
 kulp=$TOP/build/debug-kulp
-rm -rf "$kulp"
-if [ "$SELFTEST" = 0 ]; then
+xtest=$copy/tools/xport-test
+
+# build_modules: the modules below, each in a fresh copy
+build_modules() {
+	local tb t2
+
+	tb=$(date +%s)
+	# --- mroce.ko for this kernel, in a copy (as tools/lint.sh does)
+	rm -rf "$copy"
+	if [ "$SELFTEST" = 1 ]; then
+		if ! { mkdir -p "$copy" &&
+			cp "$HERE/debug-selftest/Kbuild" "$HERE/debug-selftest/selftest.c" "$copy/"; }; then
+			die "cannot copy the self-test module to $copy"
+		fi
+	else
+		mroce_copy_sources "$TOP" "$mod" "$copy" ||
+			die "cannot copy the sources to $copy"
+	fi
+	# with -g, so that scripts/faddr2line can place mroce's frames
+	mroce_kbuild "$dk/build" "$kver" "$copy" mroce CONFIG_RDMA_MROCE=m KCFLAGS=-g
+	[ -f "$ko" ] || die "no $ko"
+	echo "$ME: module built against $kver in $(($(date +%s) - tb))s: ${ko#"$TOP"/}"
+	[ "$SELFTEST" = 0 ] || return 0
+
+	# --- mroce.ko with the KUnit suites, in a copy of its own
+	if [ "$kunit_on" = 1 ]; then
+		t2=$(date +%s)
+		rm -rf "$kcopy"
+		mroce_copy_sources "$TOP" "$mod" "$kcopy" ||
+			die "cannot copy the sources to $kcopy"
+		mroce_kbuild "$dk/build" "$kver" "$kcopy" "mroce with its KUnit suites" \
+			CONFIG_RDMA_MROCE=m CONFIG_RDMA_MROCE_KUNIT_TEST=y KCFLAGS=-g
+		[ -f "$kcopy/$mod/mroce.ko" ] || die "no $kcopy/$mod/mroce.ko"
+		echo "$ME: the module with its KUnit suites built in $(($(date +%s) - t2))s: ${kcopy#"$TOP"/}/$mod/mroce.ko"
+	fi
+
+	# --- the kernel ULPs the tests load (tools/kulp: t-14, t-16), for
+	# this kernel too; the tests find them through MROCE_KULP_DIR
+	rm -rf "$kulp"
 	if ! { mkdir -p "$kulp" && cp tools/kulp/Kbuild tools/kulp/*.c "$kulp/"; }; then
 		die "cannot copy tools/kulp to $kulp"
 	fi
 	mroce_kbuild "$dk/build" "$kver" "$kulp" tools/kulp KCFLAGS=-g
-fi
 
-# --- the test offload provider (tools/xport-test: t-44, MROCE_XPORT=xtest)
-# for this kernel, against the copy's exports; in the copy, where its
-# Kbuild finds the driver's mroce_xport.h two levels up as in the tree.
-# The tests find it through MROCE_XTEST_KO.
-xtest=$copy/tools/xport-test
-if [ "$SELFTEST" = 0 ]; then
+	# --- the test offload provider (tools/xport-test: t-44,
+	# MROCE_XPORT=xtest) for this kernel, against the copy's exports; in
+	# the copy, where its Kbuild finds the driver's mroce_xport.h two
+	# levels up as in the tree.  The tests find it through MROCE_XTEST_KO.
 	if ! { mkdir -p "$xtest" &&
 		cp tools/xport-test/Kbuild tools/xport-test/*.c "$xtest/"; }; then
 		die "cannot copy tools/xport-test to $xtest"
 	fi
 	mroce_kbuild "$dk/build" "$kver" "$xtest" tools/xport-test KCFLAGS=-g \
 		KBUILD_EXTRA_SYMBOLS="$copy/Module.symvers"
+}
+
+# The modules are built once per content of their sources: "make check"
+# runs "--build-only" in the background, next to the debug kernel's
+# build, and the debug stage then finds them up to date (the digest of
+# the sources and the kernel, build/debug-modules.stamp, written last).
+# A lock keeps a second run from building over the first.
+mkdir -p "$TOP/build" || die "cannot create $TOP/build"
+stamp=$TOP/build/debug-modules.stamp
+exec 7>"$TOP/build/debug-modules.lock"
+if ! flock -n 7; then
+	echo "$ME: waiting for another build of the debug modules"
+	flock 7 || die "cannot lock $TOP/build/debug-modules.lock"
+fi
+want=$(mroce_sources_digest "$TOP" "$kver" "$dk" "kunit=$kunit_on")
+if [ "$SELFTEST" = 1 ]; then
+	build_modules
+elif [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$ko" ] &&
+	[ -f "$kulp/mroce_kulp.ko" ] && [ -f "$xtest/mroce_xtest.ko" ] &&
+	{ [ "$kunit_on" = 0 ] || [ -f "$kcopy/$mod/mroce.ko" ]; }; then
+	echo "$ME: the modules for $kver are up to date (${stamp#"$TOP"/})"
+else
+	rm -f "$stamp"
+	build_modules
+	echo "$want" >"$stamp"
+fi
+exec 7>&-
+[ "$BUILD_ONLY" = 0 ] || exit 0
+
+kunit_ko=
+kunit_test=()
+if [ "$kunit_on" = 1 ]; then
+	kunit_ko=$kcopy/$mod/mroce.ko
+	kunit_test=("$TOP/kunit/t-kunit.sh")
+	# no test named: every test, after the suites
+	[ $# -gt 0 ] || mapfile -t -O 1 kunit_test < <(tools/tests/run-guest-tests.sh -l)
 fi
 
 # --- the suite on the debug kernel

@@ -112,8 +112,27 @@ build_modules() {
 		"$kver, W=1 C=1 clean, in $(($(date +%s) - t0))s"
 }
 
+# Built once per content of the sources (as check-debug.sh does):
+# "make check" runs --build-only in the background and the stage then
+# finds the modules up to date, unless a source changed in between.
+stamp=$TOP/build/k612-modules.stamp
 if [ "$run_only" = 0 ]; then
-	build_modules
+	mkdir -p "$TOP/build" || die "cannot create $TOP/build"
+	exec 7>"$TOP/build/k612-modules.lock"
+	if ! flock -n 7; then
+		echo "$ME: waiting for another build of the 6.12 modules"
+		flock 7 || die "cannot lock $TOP/build/k612-modules.lock"
+	fi
+	want=$(mroce_sources_digest "$TOP" "$kver" "$kdir")
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$ko" ] &&
+		[ -f "$kulp/mroce_kulp.ko" ] && [ -f "$xtest/mroce_xtest.ko" ]; then
+		echo "$ME: the modules for $kver are up to date (${stamp#"$TOP"/})"
+	else
+		rm -f "$stamp"
+		build_modules
+		echo "$want" >"$stamp"
+	fi
+	exec 7>&-
 elif [ ! -f "$ko" ] || [ ! -f "$kulp/mroce_kulp.ko" ] ||
 	[ ! -f "$xtest/mroce_xtest.ko" ]; then
 	die "--run-only: no modules in $copy and $kulp (run --build-only first)"
