@@ -61,3 +61,41 @@ mroce_sources_digest() {
 			LC_ALL=C sort -z | xargs -0 sha256sum)
 	} | sha256sum | cut -d' ' -f1
 }
+
+# mroce_build_once NAME WHAT BUILD_FN KEY... -- FILE...: run BUILD_FN (it
+# dies on failure) unless build/NAME.stamp holds the digest of the sources
+# and the KEYs (mroce_sources_digest) and every FILE exists; records the
+# digest after a build.  Under build/NAME.lock, so that a lane does not
+# build over another run's build (make check's background job) but waits
+# for it and then finds it done.  Uses the caller's TOP, ME and die().
+mroce_build_once() {
+	local name=$1 what=$2 fn=$3 stamp want f fresh=1
+	local -a keys=()
+
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		keys+=("$1")
+		shift
+	done
+	shift
+	stamp=$TOP/build/$name.stamp
+	mkdir -p "$TOP/build" || die "cannot create $TOP/build"
+	exec 7>"$TOP/build/$name.lock"
+	if ! flock -n 7; then
+		echo "$ME: waiting for another build of $what"
+		flock 7 || die "cannot lock $TOP/build/$name.lock"
+	fi
+	want=$(mroce_sources_digest "$TOP" "${keys[@]}")
+	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] || fresh=0
+	for f in "$@"; do
+		[ -f "$f" ] || fresh=0
+	done
+	if [ "$fresh" = 1 ]; then
+		echo "$ME: $what are up to date (${stamp#"$TOP"/})"
+	else
+		rm -f "$stamp"
+		"$fn"
+		echo "$want" >"$stamp"
+	fi
+	exec 7>&-
+}

@@ -146,26 +146,14 @@ build_modules() {
 # build, and the debug stage then finds them up to date (the digest of
 # the sources and the kernel, build/debug-modules.stamp, written last).
 # A lock keeps a second run from building over the first.
-mkdir -p "$TOP/build" || die "cannot create $TOP/build"
-stamp=$TOP/build/debug-modules.stamp
-exec 7>"$TOP/build/debug-modules.lock"
-if ! flock -n 7; then
-	echo "$ME: waiting for another build of the debug modules"
-	flock 7 || die "cannot lock $TOP/build/debug-modules.lock"
-fi
-want=$(mroce_sources_digest "$TOP" "$kver" "$dk" "kunit=$kunit_on")
 if [ "$SELFTEST" = 1 ]; then
 	build_modules
-elif [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$ko" ] &&
-	[ -f "$kulp/mroce_kulp.ko" ] && [ -f "$xtest/mroce_xtest.ko" ] &&
-	{ [ "$kunit_on" = 0 ] || [ -f "$kcopy/$mod/mroce.ko" ]; }; then
-	echo "$ME: the modules for $kver are up to date (${stamp#"$TOP"/})"
 else
-	rm -f "$stamp"
-	build_modules
-	echo "$want" >"$stamp"
+	want_files=("$ko" "$kulp/mroce_kulp.ko" "$xtest/mroce_xtest.ko")
+	[ "$kunit_on" = 0 ] || want_files+=("$kcopy/$mod/mroce.ko")
+	mroce_build_once debug-modules "the modules for $kver" build_modules \
+		"$kver" "$dk" "kunit=$kunit_on" -- "${want_files[@]}"
 fi
-exec 7>&-
 [ "$BUILD_ONLY" = 0 ] || exit 0
 
 kunit_ko=

@@ -78,7 +78,8 @@ echo "$ME: kernel $kver ($kdir)"
 # shellcheck source=tools/kbuild-copy.sh
 . "$TOP/tools/kbuild-copy.sh"
 # build DIR NAME [MAKE_ARG...]: make modules in DIR with W=1 C=1, fail on
-# any warning
+# any warning (build_modules' helper)
+# shellcheck disable=SC2317  # run by mroce_build_once
 build() {
 	local dir=$1 name=$2
 
@@ -92,6 +93,7 @@ ko=$copy/$mod/mroce.ko
 kulp=$TOP/build/k612-kulp
 xtest=$copy/tools/xport-test
 
+# shellcheck disable=SC2317  # run by mroce_build_once
 build_modules() {
 	command -v sparse >/dev/null || die "sparse not installed (apt-get install sparse)"
 	rm -rf "$copy" "$kulp"
@@ -115,24 +117,9 @@ build_modules() {
 # Built once per content of the sources (as check-debug.sh does):
 # "make check" runs --build-only in the background and the stage then
 # finds the modules up to date, unless a source changed in between.
-stamp=$TOP/build/k612-modules.stamp
 if [ "$run_only" = 0 ]; then
-	mkdir -p "$TOP/build" || die "cannot create $TOP/build"
-	exec 7>"$TOP/build/k612-modules.lock"
-	if ! flock -n 7; then
-		echo "$ME: waiting for another build of the 6.12 modules"
-		flock 7 || die "cannot lock $TOP/build/k612-modules.lock"
-	fi
-	want=$(mroce_sources_digest "$TOP" "$kver" "$kdir")
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$ko" ] &&
-		[ -f "$kulp/mroce_kulp.ko" ] && [ -f "$xtest/mroce_xtest.ko" ]; then
-		echo "$ME: the modules for $kver are up to date (${stamp#"$TOP"/})"
-	else
-		rm -f "$stamp"
-		build_modules
-		echo "$want" >"$stamp"
-	fi
-	exec 7>&-
+	mroce_build_once k612-modules "the modules for $kver" build_modules \
+		"$kver" "$kdir" -- "$ko" "$kulp/mroce_kulp.ko" "$xtest/mroce_xtest.ko"
 elif [ ! -f "$ko" ] || [ ! -f "$kulp/mroce_kulp.ko" ] ||
 	[ ! -f "$xtest/mroce_xtest.ko" ]; then
 	die "--run-only: no modules in $copy and $kulp (run --build-only first)"
