@@ -104,8 +104,9 @@ failed=()
 summary=()
 digest=()
 
-# the debug kernel, built in the background while the other stages run
-# (see "debug" above); nothing to build when it is cached
+# what the debug and k612 stages build (the debug kernel, then each
+# lane's modules), built in the background while the other stages run
+# (see "debug" above; MROCE_DEBUG_PREBUILD=0 turns it off for both)
 prebuild=
 lanes=()
 case " $stages " in *" debug "*) lanes+=(debug) ;; esac
