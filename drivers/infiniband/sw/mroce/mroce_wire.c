@@ -24,6 +24,7 @@
 #define F_SE	MROCE_F_SOLICITED
 #define F_FL	(MROCE_F_FIRST | MROCE_F_LAST)
 #define F_RT	MROCE_F_RETRANSMIT
+#define F_PB	MROCE_F_PB_ACK
 
 #define BH_LEN	((u8)sizeof(struct mroce_bh))
 #define MH_END	(BH_LEN + (u8)sizeof(struct mroce_mh))
@@ -33,35 +34,35 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 	[MROCE_OP_SEND] = {
 		.name = "SEND", .hdr_len = MROCE_HLEN_SEND,
 		.off_dh = BH_LEN,
-		.flags_ok = F_AR | F_SE | F_FL | F_RT,
+		.flags_ok = F_AR | F_SE | F_FL | F_RT | F_PB,
 		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE |
 			 MROCE_OPP_REQUEST | MROCE_OPP_MSG,
 	},
 	[MROCE_OP_SEND_IMM] = {
 		.name = "SEND_WITH_IMM", .hdr_len = MROCE_HLEN_SEND,
 		.off_dh = BH_LEN,
-		.flags_ok = F_AR | F_SE | F_FL | F_RT,
+		.flags_ok = F_AR | F_SE | F_FL | F_RT | F_PB,
 		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_IMM |
 			 MROCE_OPP_REQUEST | MROCE_OPP_MSG,
 	},
 	[MROCE_OP_WRITE] = {
 		.name = "RDMA_WRITE", .hdr_len = MROCE_HLEN_WRITE,
 		.off_mh = BH_LEN, .off_dh = MH_END,
-		.flags_ok = F_AR | F_FL | F_RT,
+		.flags_ok = F_AR | F_FL | F_RT | F_PB,
 		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_REQUEST | MROCE_OPP_MSG |
 			 MROCE_OPP_WRITE,
 	},
 	[MROCE_OP_WRITE_IMM] = {
 		.name = "RDMA_WRITE_WITH_IMM", .hdr_len = MROCE_HLEN_WRITE,
 		.off_mh = BH_LEN, .off_dh = MH_END,
-		.flags_ok = F_AR | F_SE | F_FL | F_RT,
+		.flags_ok = F_AR | F_SE | F_FL | F_RT | F_PB,
 		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_IMM |
 			 MROCE_OPP_REQUEST | MROCE_OPP_MSG | MROCE_OPP_WRITE,
 	},
 	[MROCE_OP_READ_REQ] = {
 		.name = "RDMA_READ_REQ", .hdr_len = MROCE_HLEN_READ_REQ,
 		.off_mh = BH_LEN, .off_rh = MH_END,
-		.flags_ok = F_RT,
+		.flags_ok = F_RT | F_PB,
 		.props = MROCE_OPP_REQUEST | MROCE_OPP_READ,
 	},
 	[MROCE_OP_READ_RESP] = {
@@ -73,13 +74,13 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 	[MROCE_OP_ATOMIC_CMP_SWP] = {
 		.name = "ATOMIC_CMP_SWP", .hdr_len = MROCE_HLEN_ATOMIC,
 		.off_mh = BH_LEN, .off_ath = MH_END,
-		.flags_ok = F_RT,
+		.flags_ok = F_RT | F_PB,
 		.props = MROCE_OPP_REQUEST | MROCE_OPP_ATOMIC,
 	},
 	[MROCE_OP_ATOMIC_FETCH_ADD] = {
 		.name = "ATOMIC_FETCH_ADD", .hdr_len = MROCE_HLEN_ATOMIC,
 		.off_mh = BH_LEN, .off_ath = MH_END,
-		.flags_ok = F_RT,
+		.flags_ok = F_RT | F_PB,
 		.props = MROCE_OPP_REQUEST | MROCE_OPP_ATOMIC,
 	},
 	[MROCE_OP_ATOMIC_RESP] = {
@@ -91,7 +92,7 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 	[MROCE_OP_SEND_INV] = {
 		.name = "SEND_WITH_INV", .hdr_len = MROCE_HLEN_SEND,
 		.off_dh = BH_LEN,
-		.flags_ok = F_AR | F_SE | F_FL | F_RT,
+		.flags_ok = F_AR | F_SE | F_FL | F_RT | F_PB,
 		.props = MROCE_OPP_PAYLOAD | MROCE_OPP_RWQE | MROCE_OPP_INV |
 			 MROCE_OPP_REQUEST | MROCE_OPP_MSG,
 	},
@@ -110,6 +111,7 @@ static const struct mroce_wire_opinfo mroce_wire_ops[] = {
 	[MROCE_OP_PROBE] = {
 		.name = "PROBE", .hdr_len = MROCE_HLEN_PROBE,
 		.bh_zero = MROCE_BHZ_PSN | MROCE_BHZ_MSN,
+		.flags_ok = F_PB,	/* the PB_ACK capability query */
 	},
 	[MROCE_OP_UD_SEND] = {
 		.name = "UD_SEND", .hdr_len = MROCE_HLEN_UD,
@@ -177,6 +179,40 @@ static bool mroce_wire_range_ok(u64 va, u32 len)
 	return !len || va <= U64_MAX - len + 1;
 }
 
+/* Decode the KH at @p into @info; returns its reserved bits. */
+static u64 mroce_wire_decode_kh(const u8 *p, struct mroce_pkt_info *info)
+{
+	const struct mroce_kh *kh = (const void *)p;
+	int i;
+
+	info->echo_ts = get_unaligned_be32(&kh->echo_ts);
+	info->echo_path_seq = get_unaligned_be32(&kh->echo_path_seq);
+	info->echo_path_id = mroce_wire_get8hi(&kh->echo_path_psn);
+	info->echo_psn = mroce_wire_get24(&kh->echo_path_psn);
+	info->rx_count = get_unaligned_be16(&kh->rx_count);
+	info->ce_count = get_unaligned_be16(&kh->ce_count);
+	info->rate_hint_mbps = get_unaligned_be32(&kh->rate_hint);
+	info->ack_delay_us = get_unaligned_be16(&kh->ack_delay);
+	info->echo_flags = kh->echo_flags;
+	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
+		info->sack[i] = get_unaligned_be64(&kh->sack[i]);
+	return kh->reserved | (kh->echo_flags & ~MROCE_ECHO_DEFINED);
+}
+
+/*
+ * Decode PBH and KH, at @p, of a request with PB_ACK; returns their
+ * reserved bits.
+ */
+static u64 mroce_wire_decode_pb(const u8 *p, struct mroce_pkt_info *info)
+{
+	const struct mroce_pbh *pbh = (const void *)p;
+
+	info->ack_psn = mroce_wire_get24(&pbh->ack_psn);
+	return mroce_wire_get8hi(&pbh->ack_psn) |
+	       get_unaligned_be32(&pbh->reserved) |
+	       mroce_wire_decode_kh(p + sizeof(*pbh), info);
+}
+
 /* Decode the extension headers of @op at @p into @info; returns the OR of
  * every reserved field, which must come out zero.
  */
@@ -185,7 +221,6 @@ static u64 mroce_wire_decode_ext(const u8 *p,
 				 struct mroce_pkt_info *info)
 {
 	u64 rsv = 0;
-	int i;
 
 	if (op->off_dh) {
 		const struct mroce_dh *dh = (const void *)(p + op->off_dh);
@@ -228,22 +263,8 @@ static u64 mroce_wire_decode_ext(const u8 *p,
 
 		info->orig = get_unaligned_be64(&arh->orig);
 	}
-	if (op->off_kh) {
-		const struct mroce_kh *kh = (const void *)(p + op->off_kh);
-
-		info->echo_ts = get_unaligned_be32(&kh->echo_ts);
-		info->echo_path_seq = get_unaligned_be32(&kh->echo_path_seq);
-		info->echo_path_id = mroce_wire_get8hi(&kh->echo_path_psn);
-		info->echo_psn = mroce_wire_get24(&kh->echo_path_psn);
-		info->rx_count = get_unaligned_be16(&kh->rx_count);
-		info->ce_count = get_unaligned_be16(&kh->ce_count);
-		info->rate_hint_mbps = get_unaligned_be32(&kh->rate_hint);
-		info->ack_delay_us = get_unaligned_be16(&kh->ack_delay);
-		info->echo_flags = kh->echo_flags;
-		rsv |= kh->reserved | (kh->echo_flags & ~MROCE_ECHO_DEFINED);
-		for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
-			info->sack[i] = get_unaligned_be64(&kh->sack[i]);
-	}
+	if (op->off_kh)
+		rsv |= mroce_wire_decode_kh(p + op->off_kh, info);
 	if (op->off_nkh) {
 		const struct mroce_nkh *nkh = (const void *)(p + op->off_nkh);
 
@@ -363,7 +384,7 @@ static int mroce_wire_decode(const u8 *p, unsigned int avail, unsigned int len,
 {
 	const struct mroce_bh *bh = (const void *)p;
 	const struct mroce_wire_opinfo *op;
-	u32 psn_hi, msn_hi;
+	u32 psn_hi, msn_hi, hlen;
 	u64 rsv;
 
 	memset(info, 0, sizeof(*info));
@@ -380,14 +401,16 @@ static int mroce_wire_decode(const u8 *p, unsigned int avail, unsigned int len,
 	if (!op)
 		return -MROCE_WIRE_ERR_OPCODE;
 
-	if (mroce_wire_get8hi(&bh->words_dqpn) * 8U != op->hdr_len)
-		return -MROCE_WIRE_ERR_HDR_LEN;
-	if (len < op->hdr_len || avail < op->hdr_len)
-		return -MROCE_WIRE_ERR_SHORT;
-	info->hdr_len = op->hdr_len;
-	info->payload_len = len - op->hdr_len;
-
+	/* PB_ACK, where the opcode may carry it, adds PBH and KH */
 	info->flags = get_unaligned_be16(&bh->flags);
+	hlen = mroce_wire_hdr_len(op, info->flags);
+	if (mroce_wire_get8hi(&bh->words_dqpn) * 8U != hlen)
+		return -MROCE_WIRE_ERR_HDR_LEN;
+	if (len < hlen || avail < hlen)
+		return -MROCE_WIRE_ERR_SHORT;
+	info->hdr_len = hlen;
+	info->payload_len = len - hlen;
+
 	info->dest_qpn = mroce_wire_get24(&bh->words_dqpn);
 	info->path_id = mroce_wire_get8hi(&bh->path_sqpn);
 	info->src_qpn = mroce_wire_get24(&bh->path_sqpn);
@@ -407,6 +430,8 @@ static int mroce_wire_decode(const u8 *p, unsigned int avail, unsigned int len,
 	if (op->bh_zero & MROCE_BHZ_MSN)
 		rsv |= info->msn;
 	rsv |= mroce_wire_decode_ext(p, op, info);
+	if (hlen != op->hdr_len)
+		rsv |= mroce_wire_decode_pb(p + op->hdr_len, info);
 	if (rsv)
 		return -MROCE_WIRE_ERR_RESERVED;
 
@@ -424,7 +449,7 @@ static int mroce_wire_decode(const u8 *p, unsigned int avail, unsigned int len,
 	    info->echo_path_id >= MROCE_WIRE_MAX_PATHS)
 		return -MROCE_WIRE_ERR_PATH;
 
-	if ((op->props & MROCE_OPP_ACKNOWLEDGE) &&
+	if ((op->props & MROCE_OPP_ACKNOWLEDGE || hlen != op->hdr_len) &&
 	    !mroce_wire_ack_fields_ok(info))
 		return -MROCE_WIRE_ERR_FIELD;
 
@@ -443,11 +468,27 @@ int mroce_wire_parse(const void *buf, unsigned int len,
 	return mroce_wire_decode(buf, len, len, info);
 }
 
+static void mroce_wire_encode_kh(u8 *p, const struct mroce_pkt_info *info)
+{
+	struct mroce_kh *kh = (void *)p;
+	int i;
+
+	put_unaligned_be32(info->echo_ts, &kh->echo_ts);
+	put_unaligned_be32(info->echo_path_seq, &kh->echo_path_seq);
+	mroce_wire_put8_24(&kh->echo_path_psn, info->echo_path_id,
+			   info->echo_psn);
+	put_unaligned_be16(info->rx_count, &kh->rx_count);
+	put_unaligned_be16(info->ce_count, &kh->ce_count);
+	put_unaligned_be32(info->rate_hint_mbps, &kh->rate_hint);
+	put_unaligned_be16(info->ack_delay_us, &kh->ack_delay);
+	kh->echo_flags = info->echo_flags;
+	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
+		put_unaligned_be64(info->sack[i], &kh->sack[i]);
+}
+
 static void mroce_wire_encode_ext(u8 *p, const struct mroce_wire_opinfo *op,
 				  const struct mroce_pkt_info *info)
 {
-	int i;
-
 	if (op->off_dh) {
 		struct mroce_dh *dh = (void *)(p + op->off_dh);
 
@@ -482,21 +523,8 @@ static void mroce_wire_encode_ext(u8 *p, const struct mroce_wire_opinfo *op,
 
 		put_unaligned_be64(info->orig, &arh->orig);
 	}
-	if (op->off_kh) {
-		struct mroce_kh *kh = (void *)(p + op->off_kh);
-
-		put_unaligned_be32(info->echo_ts, &kh->echo_ts);
-		put_unaligned_be32(info->echo_path_seq, &kh->echo_path_seq);
-		mroce_wire_put8_24(&kh->echo_path_psn, info->echo_path_id,
-				   info->echo_psn);
-		put_unaligned_be16(info->rx_count, &kh->rx_count);
-		put_unaligned_be16(info->ce_count, &kh->ce_count);
-		put_unaligned_be32(info->rate_hint_mbps, &kh->rate_hint);
-		put_unaligned_be16(info->ack_delay_us, &kh->ack_delay);
-		kh->echo_flags = info->echo_flags;
-		for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
-			put_unaligned_be64(info->sack[i], &kh->sack[i]);
-	}
+	if (op->off_kh)
+		mroce_wire_encode_kh(p + op->off_kh, info);
 	if (op->off_nkh) {
 		struct mroce_nkh *nkh = (void *)(p + op->off_nkh);
 
@@ -518,35 +546,42 @@ int mroce_wire_build(void *buf, unsigned int size,
 	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(info->opcode);
 	struct mroce_bh *bh = buf;
 	struct mroce_pkt_info check;
+	unsigned int hlen;
 	int err;
 
 	if (!op)
 		return -MROCE_WIRE_ERR_OPCODE;
-	if (size < op->hdr_len)
+	hlen = mroce_wire_hdr_len(op, info->flags);
+	if (size < hlen)
 		return -MROCE_WIRE_ERR_SHORT;
 	/* values that would be truncated by their 24-bit fields */
 	if ((info->dest_qpn | info->src_qpn | info->psn | info->msn |
-	     info->echo_psn | info->nak_psn) & ~MROCE_WIRE_U24_MASK)
+	     info->echo_psn | info->nak_psn | info->ack_psn) & ~MROCE_WIRE_U24_MASK)
 		return -MROCE_WIRE_ERR_FIELD;
 	/* keeps hdr_len + payload_len far from overflowing */
 	if (info->payload_len > MROCE_WIRE_MAX_PAYLOAD)
 		return -MROCE_WIRE_ERR_LENGTH;
 
-	memset(buf, 0, op->hdr_len);
+	memset(buf, 0, hlen);
 	bh->version = MROCE_WIRE_VERSION;
 	bh->opcode = info->opcode;
 	put_unaligned_be16(info->flags, &bh->flags);
-	mroce_wire_put8_24(&bh->words_dqpn, op->hdr_len / 8, info->dest_qpn);
+	mroce_wire_put8_24(&bh->words_dqpn, hlen / 8, info->dest_qpn);
 	mroce_wire_put8_24(&bh->path_sqpn, info->path_id, info->src_qpn);
 	mroce_wire_put8_24(&bh->psn, 0, info->psn);
 	put_unaligned_be32(info->path_seq, &bh->path_seq);
 	mroce_wire_put8_24(&bh->msn, 0, info->msn);
 	put_unaligned_be32(info->ts_us, &bh->ts_us);
 	mroce_wire_encode_ext(buf, op, info);
+	if (hlen != op->hdr_len) {
+		struct mroce_pbh *pbh = buf + op->hdr_len;
 
-	err = mroce_wire_decode(buf, op->hdr_len,
-				op->hdr_len + info->payload_len, &check);
-	return err ? err : op->hdr_len;
+		mroce_wire_put8_24(&pbh->ack_psn, 0, info->ack_psn);
+		mroce_wire_encode_kh((u8 *)(pbh + 1), info);
+	}
+
+	err = mroce_wire_decode(buf, hlen, hlen + info->payload_len, &check);
+	return err ? err : hlen;
 }
 
 void mroce_wire_seg_info(struct mroce_pkt_info *pi, u32 mss, u32 chunk_len,
@@ -586,7 +621,9 @@ int mroce_wire_seg_build(void *buf, unsigned int size, const void *tmpl,
 	if (err)
 		return err;
 	op = mroce_wire_opinfo(pi.opcode);
-	if (!(op->props & MROCE_OPP_MSG) || pi.hdr_len != tmpl_len)
+	/* a piggybacked ACK goes in one packet, never in every segment */
+	if (!(op->props & MROCE_OPP_MSG) || pi.hdr_len != tmpl_len ||
+	    ((pi.flags | seg->flags) & MROCE_F_PB_ACK))
 		return -MROCE_WIRE_ERR_OPCODE;
 	/* the chunk must end inside the message */
 	if ((u64)pi.offset + chunk_len > pi.msg_len)

@@ -164,6 +164,19 @@ struct mroce_kh {
 };
 
 /*
+ * Piggyback Header (PBH), 8 bytes: a request packet with the PB_ACK flag
+ * also acknowledges, as an ACK of cumulative PSN ack_psn with the KH that
+ * follows the PBH would.  PBH and KH come after the opcode's headers.
+ *
+ *  0: reserved(8) | ack PSN(24)
+ *  4: reserved(32)
+ */
+struct mroce_pbh {
+	__be32	ack_psn;	/* reserved:8 | ack_psn:24 */
+	__be32	reserved;
+};
+
+/*
  * NAK Header (NKH), 8 bytes: NAK.
  *
  *  0: code(8) | rnr_timer(8) | reserved(16)
@@ -216,6 +229,7 @@ static_assert(offsetof(struct mroce_kh, rate_hint) == 16);
 static_assert(offsetof(struct mroce_kh, ack_delay) == 20);
 static_assert(offsetof(struct mroce_kh, echo_flags) == 22);
 static_assert(offsetof(struct mroce_kh, sack) == 24);
+static_assert(sizeof(struct mroce_pbh) == 8);
 static_assert(sizeof(struct mroce_nkh) == 8);
 static_assert(offsetof(struct mroce_nkh, psn) == 4);
 static_assert(sizeof(struct mroce_dgh) == 8);
@@ -230,8 +244,10 @@ static_assert(sizeof(struct mroce_dgh) == 8);
 #define MROCE_HLEN_NAK		(32 + 56 + 8)		/* BH KH NKH */
 #define MROCE_HLEN_PROBE	32			/* BH */
 #define MROCE_HLEN_UD		(32 + 8)		/* BH DGH */
-#define MROCE_HLEN_MAX		MROCE_HLEN_NAK
-/* Largest header in front of a payload. */
+/* What the PB_ACK flag adds to a request's headers: PBH KH. */
+#define MROCE_HLEN_PB_ACK	(8 + 56)
+#define MROCE_HLEN_MAX		(MROCE_HLEN_READ_REQ + MROCE_HLEN_PB_ACK)
+/* Largest header in front of a payload, without PB_ACK. */
 #define MROCE_HLEN_MAX_DATA	MROCE_HLEN_WRITE
 /* IP and UDP headers in front of a MetaRoCE header, worst case (IPv6). */
 #define MROCE_WIRE_IP_UDP_MAX	(40 + 8)
@@ -263,6 +279,12 @@ static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_kh) +
 static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_dgh) ==
 	      MROCE_HLEN_UD);
 static_assert(MROCE_HLEN_MAX_DATA <= 64);
+static_assert(sizeof(struct mroce_pbh) + sizeof(struct mroce_kh) ==
+	      MROCE_HLEN_PB_ACK);
+/* the largest header: a READ request's with PBH and KH */
+static_assert(sizeof(struct mroce_bh) + sizeof(struct mroce_mh) +
+	      sizeof(struct mroce_rh) + sizeof(struct mroce_pbh) +
+	      sizeof(struct mroce_kh) == MROCE_HLEN_MAX);
 
 /*
  * Opcodes (BH.opcode).  0x00 is never valid: an all-zero header drops.
@@ -295,12 +317,16 @@ enum mroce_opcode {
 #define MROCE_F_FIRST		BIT(2)	/* payload starts the message */
 #define MROCE_F_LAST		BIT(3)	/* payload ends the message */
 #define MROCE_F_RETRANSMIT	BIT(4)	/* sent before; or a READ re-request */
-#define MROCE_F_DEFINED		GENMASK(4, 0)
+#define MROCE_F_PB_ACK		BIT(5)	/* request: PBH and KH follow, an ACK;
+					 * PROBE: do you accept them?
+					 */
+#define MROCE_F_DEFINED		GENMASK(5, 0)
 
 /* KH.echo_flags */
 #define MROCE_ECHO_CE		BIT(0)	/* triggering packet arrived CE */
 #define MROCE_ECHO_DUP		BIT(1)	/* ... was a duplicate */
-#define MROCE_ECHO_DEFINED	(MROCE_ECHO_CE | MROCE_ECHO_DUP)
+#define MROCE_ECHO_PB		BIT(2)	/* ... a PB_ACK PROBE: accepted */
+#define MROCE_ECHO_DEFINED	(MROCE_ECHO_CE | MROCE_ECHO_DUP | MROCE_ECHO_PB)
 
 /* NKH.code */
 enum mroce_nak_code {
@@ -349,6 +375,19 @@ struct mroce_wire_opinfo {
 };
 
 const struct mroce_wire_opinfo *mroce_wire_opinfo(unsigned int opcode);
+
+/*
+ * Header length of a packet of opcode @op with BH.flags @flags: the
+ * opcode's, and PBH KH after them if @op is a request and @flags has
+ * PB_ACK (on a PROBE the flag asks a question and adds nothing).
+ */
+static inline unsigned int
+mroce_wire_hdr_len(const struct mroce_wire_opinfo *op, u16 flags)
+{
+	if ((op->props & MROCE_OPP_REQUEST) && (flags & MROCE_F_PB_ACK))
+		return op->hdr_len + MROCE_HLEN_PB_ACK;
+	return op->hdr_len;
+}
 
 /*
  * Why mroce_wire_parse() rejected a packet: one value per receive drop
@@ -409,7 +448,9 @@ struct mroce_pkt_info {
 	u64 swap_add;
 	u64 compare;
 	u64 orig;
-	/* KH */
+	/* PBH (PB_ACK): the cumulative PSN of the piggybacked ACK */
+	u32 ack_psn;
+	/* KH (ACK, NAK; a request with PB_ACK) */
 	u32 echo_ts;
 	u32 echo_path_seq;
 	u32 echo_psn;

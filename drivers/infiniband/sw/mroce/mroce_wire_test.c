@@ -29,8 +29,9 @@
 struct spec_op {
 	u8 opcode;
 	u8 hlen;
-	u16 flags_ok;
+	u16 flags_ok;		/* without PB_ACK */
 	bool payload;
+	bool pb;		/* may carry PB_ACK: a request */
 };
 
 #define SF_AR	0x01
@@ -38,21 +39,23 @@ struct spec_op {
 #define SF_FI	0x04
 #define SF_LA	0x08
 #define SF_RT	0x10
+#define SF_PB	0x20
+#define PB_LEN	64	/* PBH 8 + KH 56 */
 
 static const struct spec_op spec_ops[] = {
-	{ 0x01, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true },	/* SEND */
-	{ 0x02, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true },	/* SEND_IMM */
-	{ 0x03, 64, SF_AR | SF_FI | SF_LA | SF_RT, true },		/* WRITE */
-	{ 0x04, 64, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true },	/* WRITE_IMM */
-	{ 0x05, 72, SF_RT, false },					/* READ_REQ */
+	{ 0x01, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true, true },	/* SEND */
+	{ 0x02, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true, true },	/* SEND_IMM */
+	{ 0x03, 64, SF_AR | SF_FI | SF_LA | SF_RT, true, true },		/* WRITE */
+	{ 0x04, 64, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true, true },	/* WRITE_IMM */
+	{ 0x05, 72, SF_RT, false, true },					/* READ_REQ */
 	{ 0x06, 64, SF_AR | SF_FI | SF_LA | SF_RT, true },		/* READ_RESP */
-	{ 0x07, 64, SF_RT, false },					/* CMP_SWP */
-	{ 0x08, 64, SF_RT, false },					/* FETCH_ADD */
+	{ 0x07, 64, SF_RT, false, true },					/* CMP_SWP */
+	{ 0x08, 64, SF_RT, false, true },					/* FETCH_ADD */
 	{ 0x09, 40, SF_RT, false },					/* ATOMIC_RESP */
-	{ 0x0a, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true },	/* SEND_INV */
+	{ 0x0a, 48, SF_AR | SF_SE | SF_FI | SF_LA | SF_RT, true, true },	/* SEND_INV */
 	{ 0x10, 88, 0, false },						/* ACK */
 	{ 0x11, 96, 0, false },						/* NAK */
-	{ 0x12, 32, 0, false },						/* PROBE */
+	{ 0x12, 32, SF_PB, false },					/* PROBE */
 	{ 0x20, 40, SF_SE, true },					/* UD_SEND */
 	{ 0x21, 40, SF_SE, true },					/* UD_SEND_IMM */
 };
@@ -77,7 +80,7 @@ static void spec_reserved_map(u8 opcode, u8 *m)
 {
 	memset(m, 0, MROCE_HLEN_MAX);
 	m[2] = 0xff;			/* flags bits 15..8 */
-	m[3] = 0xe0;			/* flags bits 7..5 */
+	m[3] = 0xc0;			/* flags bits 7..6 */
 	m[12] = 0xff;			/* above PSN */
 	m[20] = 0xff;			/* above MSN */
 	set_bytes(m, 28, 4, 0xff);	/* BH reserved word */
@@ -106,7 +109,7 @@ static void spec_reserved_map(u8 opcode, u8 *m)
 	case MROCE_OP_ACK:
 		set_bytes(m, 16, 4, 0xff);	/* path_seq */
 		set_bytes(m, 21, 3, 0xff);	/* MSN */
-		m[54] = 0xfc;			/* echo_flags bits 7..2 */
+		m[54] = 0xf8;			/* echo_flags bits 7..3 */
 		m[55] = 0xff;			/* KH reserved */
 		break;
 	case MROCE_OP_PROBE:
@@ -299,13 +302,36 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 	}
 }
 
+/* A random piggybacked ACK on the request @pi: PB_ACK, PBH and KH. */
+static void rnd_pb(struct rnd *r, struct mroce_pkt_info *pi)
+{
+	int i;
+
+	pi->flags |= SF_PB;
+	pi->ack_psn = rnd32(r) & U24;
+	pi->rx_count = rndn(r, 8) ? 1 + rndn(r, 0xffff) : 0;
+	if (pi->rx_count) {
+		pi->ce_count = rndn(r, pi->rx_count + 1U);
+		pi->echo_ts = rnd32(r);
+		pi->echo_path_seq = rnd32(r);
+		pi->echo_psn = rnd32(r) & U24;
+		pi->echo_path_id = rndn(r, MROCE_WIRE_MAX_PATHS);
+		pi->echo_flags = rnd32(r) & MROCE_ECHO_DEFINED;
+		pi->ack_delay_us = rnd32(r);
+	}
+	pi->rate_hint_mbps = rnd32(r);
+	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
+		pi->sack[i] = rnd64(r) & rnd64(r);
+	pi->sack[0] &= ~1ULL;
+}
+
 /* What the parser reports besides the builder's input. */
 static void expect_filled(struct mroce_pkt_info *pi)
 {
 	const struct spec_op *so = spec_op(pi->opcode);
 
 	pi->version = MROCE_WIRE_VERSION;
-	pi->hdr_len = so->hlen;
+	pi->hdr_len = so->hlen + (so->pb && (pi->flags & SF_PB) ? PB_LEN : 0);
 }
 
 static void expect_field(struct kunit *test, const char *name, u64 got,
@@ -345,6 +371,7 @@ static void expect_same(struct kunit *test, const struct mroce_pkt_info *got,
 	expect_field(test, "swap_add", got->swap_add, want->swap_add, op);
 	expect_field(test, "compare", got->compare, want->compare, op);
 	expect_field(test, "orig", got->orig, want->orig, op);
+	expect_field(test, "ack_psn", got->ack_psn, want->ack_psn, op);
 	expect_field(test, "echo_ts", got->echo_ts, want->echo_ts, op);
 	expect_field(test, "echo_path_seq", got->echo_path_seq, want->echo_path_seq, op);
 	expect_field(test, "echo_psn", got->echo_psn, want->echo_psn, op);
@@ -411,14 +438,19 @@ static void check_accepted(struct kunit *test, const u8 *pkt, unsigned int len,
 	bool msg = so && so->payload && !ud;
 	u8 rebuilt[MROCE_HLEN_MAX];
 	struct mroce_pkt_info copy;
+	unsigned int hlen;
+	bool pb;
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, so);
+	pb = so->pb && (pi->flags & SF_PB);
+	hlen = so->hlen + (pb ? PB_LEN : 0);
 	KUNIT_EXPECT_EQ(test, pi->version, MROCE_WIRE_VERSION);
-	KUNIT_EXPECT_EQ(test, pi->hdr_len, (u32)so->hlen);
-	KUNIT_ASSERT_GE(test, len, (unsigned int)so->hlen);
-	KUNIT_EXPECT_EQ(test, pi->payload_len, len - so->hlen);
-	KUNIT_EXPECT_EQ(test, pi->flags & ~so->flags_ok, 0);
+	KUNIT_EXPECT_EQ(test, pi->hdr_len, hlen);
+	KUNIT_ASSERT_GE(test, len, hlen);
+	KUNIT_EXPECT_EQ(test, pi->payload_len, len - hlen);
+	KUNIT_EXPECT_EQ(test,
+			pi->flags & ~(so->flags_ok | (so->pb ? SF_PB : 0)), 0);
 	KUNIT_EXPECT_LE(test, pi->dest_qpn, U24);
 	KUNIT_EXPECT_LE(test, pi->src_qpn, U24);
 	KUNIT_EXPECT_LE(test, pi->psn, U24);
@@ -449,7 +481,7 @@ static void check_accepted(struct kunit *test, const u8 *pkt, unsigned int len,
 	if (pi->opcode == MROCE_OP_READ_REQ)
 		KUNIT_EXPECT_LE(test, (u64)pi->offset + pi->rd_length,
 				(u64)pi->msg_len);
-	if (pi->opcode == MROCE_OP_ACK || pi->opcode == MROCE_OP_NAK) {
+	if (pi->opcode == MROCE_OP_ACK || pi->opcode == MROCE_OP_NAK || pb) {
 		KUNIT_EXPECT_LE(test, pi->ce_count, pi->rx_count);
 		KUNIT_EXPECT_EQ(test, pi->sack[0] & 1, 0);
 		KUNIT_EXPECT_EQ(test, pi->echo_flags & ~MROCE_ECHO_DEFINED, 0);
@@ -460,11 +492,15 @@ static void check_accepted(struct kunit *test, const u8 *pkt, unsigned int len,
 		KUNIT_EXPECT_LE(test, pi->rnr_timer, MROCE_WIRE_MAX_RNR_TIMER);
 	}
 
+	if (!pb)
+		KUNIT_EXPECT_EQ(test, pi->ack_psn, 0);
+	KUNIT_EXPECT_LE(test, pi->ack_psn, U24);
+
 	copy = *pi;
 	ret = mroce_wire_build(rebuilt, sizeof(rebuilt), &copy);
-	KUNIT_EXPECT_EQ(test, ret, (int)so->hlen);
-	if (ret == so->hlen)
-		KUNIT_EXPECT_EQ_MSG(test, memcmp(rebuilt, pkt, so->hlen), 0,
+	KUNIT_EXPECT_EQ(test, ret, (int)hlen);
+	if (ret == hlen)
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(rebuilt, pkt, hlen), 0,
 				    "accepted header not canonical, opcode %#x",
 				    pi->opcode);
 }
@@ -515,8 +551,14 @@ static void mroce_wire_test_layout(struct kunit *test)
 		known++;
 		KUNIT_EXPECT_EQ_MSG(test, oi->hdr_len, so->hlen, "opcode %#x", op);
 		KUNIT_EXPECT_EQ(test, oi->hdr_len % 8, 0);
-		KUNIT_EXPECT_EQ_MSG(test, oi->flags_ok, so->flags_ok,
+		KUNIT_EXPECT_EQ_MSG(test, oi->flags_ok,
+				    so->flags_ok | (so->pb ? SF_PB : 0),
 				    "opcode %#x", op);
+		KUNIT_EXPECT_EQ_MSG(test, mroce_wire_hdr_len(oi, SF_PB),
+				    so->hlen + (so->pb ? PB_LEN : 0),
+				    "opcode %#x", op);
+		KUNIT_EXPECT_EQ_MSG(test, !!(oi->props & MROCE_OPP_REQUEST),
+				    so->pb, "opcode %#x", op);
 		KUNIT_EXPECT_EQ(test, !!(oi->props & MROCE_OPP_PAYLOAD),
 				so->payload);
 		sum += oi->off_dh ? sizeof(struct mroce_dh) : 0;
@@ -928,18 +970,19 @@ static void mroce_wire_test_flags(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(spec_ops); i++) {
 		const struct spec_op *so = &spec_ops[i];
 
-		for (f = 0; f < 5; f++) {
+		for (f = 0; f < 6; f++) {
 			u16 flag = BIT(f);
+			int want = (so->flags_ok & flag) ? so->hlen : ERR(FLAGS);
 
 			if (flag & (SF_FI | SF_LA))
 				continue;	/* below */
+			if (flag == SF_PB && so->pb)
+				want = so->hlen + PB_LEN;
 			rnd_valid(&r, so->opcode, &in);
 			in.flags |= flag;
 			ret = mroce_wire_build(buf, BUF_MAX, &in);
-			KUNIT_EXPECT_EQ_MSG(test, ret,
-					    (so->flags_ok & flag) ?
-					    (int)so->hlen : ERR(FLAGS),
-					    "opcode %#x flag %#x", so->opcode, flag);
+			KUNIT_EXPECT_EQ_MSG(test, ret, want, "opcode %#x flag %#x",
+					    so->opcode, flag);
 		}
 		if (so->flags_ok & SF_FI)
 			continue;
@@ -984,6 +1027,122 @@ static void mroce_wire_test_flags(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), 64);
 	in.flags = MROCE_F_FIRST;
 	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), ERR(FLAGS));
+}
+
+/*
+ * PB_ACK (spec "Piggybacked acknowledgment"): a request carries PBH and
+ * KH after its own headers, checked as an ACK's are; the flag and the
+ * header length must agree; other opcodes drop the flag; a chunk's
+ * template does not carry it.
+ */
+static void mroce_wire_test_pb_ack(struct kunit *test)
+{
+	static const struct { u8 off, mask; } pb_rsv[] = {
+		{ 0, 0xff },		/* PBH bits above the ack PSN */
+		{ 4, 0xff }, { 5, 0xff }, { 6, 0xff }, { 7, 0xff },
+		{ 8 + 22, 0xf8 },	/* KH echo_flags bits 7..3 */
+		{ 8 + 23, 0xff },	/* KH reserved */
+	};
+	struct mroce_wire_seg seg = { .flags = MROCE_F_FIRST };
+	struct mroce_pkt_info in, out, bad;
+	unsigned int i, j, n, len, hl, bit;
+	struct rnd r = { 23 };
+	u8 *buf = test_buf(test), *t = test_buf(test);
+	int tlen;
+
+	for (i = 0; i < ARRAY_SIZE(spec_ops); i++) {
+		const struct spec_op *so = &spec_ops[i];
+
+		rnd_valid(&r, so->opcode, &in);
+		if (so->flags_ok & SF_PB) {
+			/* PROBE: a question, without PBH and KH */
+			len = build_pkt(test, buf, &in);
+			buf[3] |= SF_PB;
+			KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len, &out), 0);
+			KUNIT_EXPECT_EQ(test, out.hdr_len, so->hlen);
+			continue;
+		}
+		if (!so->pb) {
+			/* not a request: the flag is one it may not carry */
+			len = build_pkt(test, buf, &in);
+			buf[3] |= SF_PB;
+			KUNIT_EXPECT_EQ_MSG(test, parse_exact(test, buf, len, &out),
+					    ERR(FLAGS), "opcode %#x", so->opcode);
+			continue;
+		}
+		hl = so->hlen + PB_LEN;
+		for (n = 0; n < 64; n++) {
+			rnd_valid(&r, so->opcode, &in);
+			rnd_pb(&r, &in);
+			len = build_pkt(test, buf, &in);
+			KUNIT_ASSERT_EQ(test, len, hl + in.payload_len);
+			KUNIT_ASSERT_EQ(test, parse_exact(test, buf, len, &out), 0);
+			expect_filled(&in);
+			expect_same(test, &out, &in);
+			check_accepted(test, buf, len, &out);
+			if (in.payload_len)	/* the payload after PBH and KH */
+				KUNIT_EXPECT_EQ(test, buf[hl], 3);
+		}
+		/* the flag and the header length disagree */
+		buf[3] &= ~SF_PB;
+		KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len, &out), ERR(HDR_LEN));
+		buf[3] |= SF_PB;
+		buf[4] -= PB_LEN / 8;
+		KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len, &out), ERR(HDR_LEN));
+		buf[4] += PB_LEN / 8;
+		KUNIT_EXPECT_EQ(test, parse_exact(test, buf, hl - 1, &out), ERR(SHORT));
+		/* every reserved bit of PBH and KH */
+		for (j = 0; j < ARRAY_SIZE(pb_rsv); j++) {
+			for (bit = 0; bit < 8; bit++) {
+				if (!(pb_rsv[j].mask & BIT(bit)))
+					continue;
+				buf[so->hlen + pb_rsv[j].off] ^= BIT(bit);
+				KUNIT_EXPECT_EQ_MSG(test, parse_exact(test, buf, len, &out),
+						    ERR(RESERVED), "opcode %#x byte %u",
+						    so->opcode, so->hlen + pb_rsv[j].off);
+				buf[so->hlen + pb_rsv[j].off] ^= BIT(bit);
+			}
+		}
+		KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len, &out), 0);
+		/* the KH's own rules */
+		bad = in;
+		bad.rx_count = 1;
+		bad.ce_count = 2;
+		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &bad), ERR(FIELD));
+		bad = in;
+		bad.sack[0] |= 1;
+		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &bad), ERR(FIELD));
+		bad = in;
+		bad.rx_count = 0;
+		bad.ce_count = 0;
+		bad.echo_ts = 1;
+		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &bad), ERR(FIELD));
+		bad = in;
+		bad.ack_psn = U24 + 1;
+		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &bad), ERR(FIELD));
+	}
+
+	/* segmentation: neither the template nor a segment carries it */
+	memset(&in, 0, sizeof(in));
+	in.opcode = MROCE_OP_WRITE;
+	in.dest_qpn = 2;
+	in.src_qpn = 3;
+	in.msg_len = 2048;
+	in.payload_len = 1024;
+	in.flags = MROCE_F_FIRST;
+	tlen = mroce_wire_build(t, BUF_MAX, &in);
+	KUNIT_ASSERT_EQ(test, tlen, 64);
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(buf, BUF_MAX, t, tlen, 1024,
+						   2048, 0, &seg, NULL), 64);
+	seg.flags |= MROCE_F_PB_ACK;
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(buf, BUF_MAX, t, tlen, 1024,
+						   2048, 0, &seg, NULL), ERR(OPCODE));
+	seg.flags = MROCE_F_FIRST;
+	in.flags |= MROCE_F_PB_ACK;
+	tlen = mroce_wire_build(t, BUF_MAX, &in);
+	KUNIT_ASSERT_EQ(test, tlen, 64 + PB_LEN);
+	KUNIT_EXPECT_EQ(test, mroce_wire_seg_build(buf, BUF_MAX, t, tlen, 1024,
+						   2048, 0, &seg, NULL), ERR(OPCODE));
 }
 
 static void mroce_wire_test_qpn(struct kunit *test)
@@ -1705,6 +1864,7 @@ static struct kunit_case mroce_wire_test_cases[] = {
 	KUNIT_CASE(mroce_wire_test_hdr_len),
 	KUNIT_CASE(mroce_wire_test_reserved),
 	KUNIT_CASE(mroce_wire_test_flags),
+	KUNIT_CASE(mroce_wire_test_pb_ack),
 	KUNIT_CASE(mroce_wire_test_qpn),
 	KUNIT_CASE(mroce_wire_test_path),
 	KUNIT_CASE(mroce_wire_test_ack_fields),
