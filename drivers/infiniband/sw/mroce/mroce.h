@@ -151,6 +151,8 @@ enum mroce_counter {
 	MROCE_CNT_TX_ACKS,
 	MROCE_CNT_TX_ACKS_DELAYED,
 	MROCE_CNT_RX_ACKS,
+	MROCE_CNT_TX_ACKS_PB,
+	MROCE_CNT_RX_ACKS_PB,
 	MROCE_CNT_TX_NAKS_FIRST,	/* tx_naks_psn_seq_err */
 	MROCE_CNT_TX_NAKS_LAST = MROCE_CNT_TX_NAKS_FIRST + MROCE_NAK_MAX - 1,
 	MROCE_CNT_RX_NAKS_FIRST,	/* rx_naks_psn_seq_err */
@@ -578,6 +580,14 @@ struct mroce_qp {
 		u32 rnr_left;
 		bool rnr_wait;
 		bool neigh_confirm;	/* progress since the last packet */
+		/*
+		 * PB_ACK agreement (pb_ack = 1): the peer answered a PROBE
+		 * with PB_ACK, with ECHO_PB; the queries sent, the last one
+		 * when.
+		 */
+		bool peer_pb;
+		u8 pb_queries;
+		u32 pb_query_us;
 		struct timer_list rnr_timer;
 		struct tasklet_struct task;
 		/* congestion control: the algorithm (a module reference) and its state */
@@ -631,6 +641,20 @@ struct mroce_qp {
 		u32 unacked_since_us;
 		struct mroce_ack_echo unacked;
 		struct mroce_delack delack;
+		/*
+		 * Piggybacked ACKs (pb_ack): when and on which CPU the last
+		 * ACK that answered an ACK_REQ at once left, and whether the
+		 * consumer answers its peer's requests within ack_delay_max
+		 * on that CPU (a ping-pong whose ACKs cost the CPU that then
+		 * answers: the requester saw a request leave that soon after
+		 * such an ACK, on its CPU).  Then the ACK an ACK_REQ asks
+		 * for waits for the answer, which carries it
+		 * (mroce_resp_ack_waits()).
+		 */
+		u32 ackreq_acked_us;
+		int ackreq_cpu;
+		bool pingpong;
+		bool pb_held;		/* the pending ACK waits for an answer */
 		struct mroce_hint_conn rhc;	/* this sender, for the hint */
 		u32 hint_bytes;		/* arrived since the last ACK */
 		enum mroce_nak_code fatal_nak;	/* sent; QP in ERR */
@@ -847,6 +871,18 @@ static inline void mroce_qcount(struct mroce_qp *qp, enum mroce_counter c,
 extern unsigned int mroce_num_paths;
 extern unsigned int mroce_qdelay_target_us;
 extern unsigned int mroce_hint_epoch_us;
+extern unsigned int mroce_pb_ack;
+#define MROCE_PB_OFF		0
+#define MROCE_PB_AUTO		1	/* after the peer's answer */
+#define MROCE_PB_ALWAYS		2
+#define MROCE_PB_QUERIES	3	/* capability PROBEs per connection */
+/*
+ * No ACK is held for an answer on a connection whose SRTT is above this:
+ * an ACK packet's cost is small against such a round trip, and a held
+ * ACK lost with its answer costs the peer a probe, its RTO when that is
+ * lost too (RTO is close to the RTT on a steady long path).
+ */
+#define MROCE_PB_HOLD_MAX_SRTT_US	2000
 #define MROCE_ZCOPY_MIN_DEF	512
 extern unsigned int mroce_zcopy_min;
 void mroce_port_update(struct mroce_dev *mdev);
@@ -991,6 +1027,7 @@ void mroce_resp_ack_flush(struct mroce_qp *qp);
 /* mroce_comp.c: completer */
 void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);
+void mroce_comp_pb_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi);
 void mroce_sq_flush(struct mroce_qp *qp);
 void mroce_sq_release(struct mroce_qp *qp);
 
@@ -1013,6 +1050,10 @@ struct mroce_rd_src {
 };
 
 bool mroce_resp_read_next(struct mroce_qp *qp, struct mroce_rd_src *src);
+bool mroce_resp_pb_ack(struct mroce_qp *qp, struct mroce_pkt_info *pi,
+		       u32 now_us, bool retx);
+void mroce_resp_pb_flush(struct mroce_qp *qp);
+bool mroce_qp_pb_ok(const struct mroce_qp *qp);
 void mroce_resp_read_end(struct mroce_rd_src *src);
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);

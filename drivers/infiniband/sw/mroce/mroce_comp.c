@@ -235,6 +235,7 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	struct mroce_cc_ack ack = {};
 	u64 now = ktime_get_ns();
 	struct mroce_sb_ctx ctx = { qp, div_u64(now, NSEC_PER_USEC) };
+	bool echo = pi->rx_count;
 	int delivered;
 
 	/*
@@ -245,10 +246,18 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	if ((pi->echo_flags & MROCE_ECHO_DUP) &&
 	    mroce_sb_dup_echo(sb, pi->echo_psn))
 		mroce_qcount(qp, MROCE_CNT_RETX_SPURIOUS, 1);
-	if (pi->rx_count)
+	/*
+	 * The answer to our PB_ACK capability PROBE (mroce_req_pb_query()):
+	 * the peer accepts piggybacked ACKs.  Its echo is of no path.
+	 */
+	if (pi->echo_flags & MROCE_ECHO_PB) {
+		WRITE_ONCE(qp->sq.peer_pb, true);
+		echo = false;
+	}
+	if (echo)
 		mroce_comp_echo(qp, pi, ctx.now_us, &ack);
 	delivered = mroce_sb_ack(sb, pi->psn, pi->sack, mroce_sb_event, &ctx);
-	if (pi->rx_count)
+	if (echo)
 		mroce_paths_echo(qp->sq.paths, pi->echo_path_id, ack.rtt_us,
 				 pi->echo_flags & MROCE_ECHO_CE, ctx.now_us);
 	if (delivered > 0)
@@ -481,6 +490,39 @@ void mroce_comp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	if (!failed)
 		failed = mroce_sq_complete(qp);
+	if (!failed && qp->sq.cur != READ_ONCE(qp->sq.ring.hdr->prod))
+		tasklet_schedule(&qp->sq.task);
+out:
+	spin_unlock(&qp->sq.lock);
+	if (failed)
+		mroce_qp_error(qp);
+}
+
+/*
+ * The ACK a request of the peer carries (PB_ACK): what an ACK of
+ * cumulative PSN @pi->ack_psn with the request's KH says.  One that fails
+ * R1 (stale: an ACK that left after it arrived first) is dropped as such
+ * an ACK is; the request itself goes on to the responder, which counts
+ * its own drops (state, source).  Softirq, before the responder.
+ */
+void mroce_comp_pb_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
+{
+	struct mroce_pkt_info ack;
+	bool failed = false;
+
+	spin_lock(&qp->sq.lock);
+	if (!mroce_qp_sends(qp) || !pi->rx_from_peer)
+		goto out;
+	ack = *pi;
+	ack.opcode = MROCE_OP_ACK;
+	ack.psn = pi->ack_psn;
+	if (!mroce_comp_ack_in_range(qp, &ack)) {
+		mroce_qcount(qp, MROCE_CNT_RX_DROP_ACK_RANGE, 1);
+		goto out;
+	}
+	mroce_qcount(qp, MROCE_CNT_RX_ACKS_PB, 1);
+	mroce_comp_ack(qp, &ack);
+	failed = mroce_sq_complete(qp);
 	if (!failed && qp->sq.cur != READ_ONCE(qp->sq.ring.hdr->prod))
 		tasklet_schedule(&qp->sq.task);
 out:

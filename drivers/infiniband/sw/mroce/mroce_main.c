@@ -74,6 +74,35 @@ MODULE_PARM_DESC(hint_epoch_us,
 		 "rate hint epoch (us) of devices created from now on (default "
 		 __stringify(MROCE_HINT_EPOCH_US) ")");
 
+/*
+ * Piggybacked ACKs (spec: "Piggybacked acknowledgment"): a request packet
+ * carries the ACK its QP's responder owes.  A peer without the revision
+ * drops such packets (rx_drop_hdr_len), so a connection piggybacks only
+ * with agreement: 1 (default) after the peer answered the capability
+ * PROBE, 2 always (the operator knows every peer accepts them), 0 never.
+ */
+unsigned int mroce_pb_ack = MROCE_PB_AUTO;
+static int mroce_set_pb_ack(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (err)
+		return err;
+	if (n > MROCE_PB_ALWAYS)
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
+	return 0;
+}
+
+static const struct kernel_param_ops mroce_pb_ack_ops = {
+	.set = mroce_set_pb_ack,
+	.get = param_get_uint,
+};
+module_param_cb(pb_ack, &mroce_pb_ack_ops, &mroce_pb_ack, 0644);
+MODULE_PARM_DESC(pb_ack,
+		 "ACKs on request packets: 0 never, 1 with peers that answer the capability probe (default), 2 always");
+
 /* Zero-copy transmit's smallest payload (mroce_sgl_zcopy_ok()). */
 unsigned int mroce_zcopy_min = MROCE_ZCOPY_MIN_DEF;
 module_param_named(zcopy_min, mroce_zcopy_min, uint, 0644);

@@ -45,13 +45,14 @@ static int mroce_pkt_push_hdr(struct mroce_qp *qp, u32 dest_qpn,
 			      struct sk_buff *skb, struct mroce_pkt_info *pi)
 {
 	const struct mroce_wire_opinfo *op = mroce_wire_opinfo(pi->opcode);
+	unsigned int hlen = mroce_wire_hdr_len(op, pi->flags);
 	int len;
 
 	pi->dest_qpn = dest_qpn;
 	pi->src_qpn = qp->ibqp.qp_num;
-	if (skb_headroom(skb) < op->hdr_len)
+	if (skb_headroom(skb) < hlen)
 		return -ENOSPC;
-	len = mroce_wire_build(skb_push(skb, op->hdr_len), op->hdr_len, pi);
+	len = mroce_wire_build(skb_push(skb, hlen), hlen, pi);
 	if (len < 0)
 		/* a bug, or a WQE field the requester failed to check */
 		dev_err_ratelimited(&qp->mdev->ib_dev.dev,

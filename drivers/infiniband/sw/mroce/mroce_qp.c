@@ -213,6 +213,8 @@ static void mroce_sq_init_state(struct mroce_qp *qp)
 	qp->sq.timer_at = 0;
 	memset(qp->sq.due, 0, sizeof(qp->sq.due));
 	qp->sq.tlp_out = false;
+	qp->sq.peer_pb = false;
+	qp->sq.pb_queries = 0;
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;
 	/* the requester is idle: the first post must ring the doorbell */
@@ -228,6 +230,10 @@ static void mroce_rq_init_state(struct mroce_qp *qp)
 	qp->rq.since_ack = 0;
 	qp->rq.ce_since_ack = 0;
 	qp->rq.unacked_last = false;
+	qp->rq.pingpong = false;
+	qp->rq.pb_held = false;
+	qp->rq.ackreq_acked_us = 0;
+	qp->rq.ackreq_cpu = -1;
 	mroce_delack_init(&qp->rq.delack, MROCE_ACK_EVERY);
 	qp->rq.hint_bytes = 0;
 	mroce_hint_conn_init(&qp->rq.rhc);

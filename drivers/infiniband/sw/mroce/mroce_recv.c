@@ -116,14 +116,18 @@ static void mroce_rcv_dispatch(struct mroce_dev *mdev, struct sk_buff *skb,
 		return;
 	}
 	datagram = op->props & MROCE_OPP_DATAGRAM;
-	if (datagram == rc)
+	if (datagram == rc) {
 		mroce_count(mdev, MROCE_CNT_RX_DROP_QP_TYPE, 1);
-	else if (datagram)
+	} else if (datagram) {
 		mroce_resp_rcv_ud(qp, pi, skb);
-	else if (op->props & MROCE_OPP_REQUEST)
+	} else if (op->props & MROCE_OPP_REQUEST) {
+		/* the ACK a request carries first: it may free the window */
+		if (pi->flags & MROCE_F_PB_ACK)
+			mroce_comp_pb_ack(qp, pi);
 		mroce_resp_rcv(qp, pi, skb);
-	else
+	} else {
 		mroce_comp_rcv(qp, pi, skb);
+	}
 }
 
 /* Do @pi and @pn go to the same engine of the same QP? */

@@ -409,6 +409,49 @@ static struct sk_buff *mroce_req_payload(struct mroce_qp *qp,
 	return skb;
 }
 
+/* May this QP's requests carry ACKs (PB_ACK) to its peer? */
+bool mroce_qp_pb_ok(const struct mroce_qp *qp)
+{
+	switch (READ_ONCE(mroce_pb_ack)) {
+	case MROCE_PB_ALWAYS:
+		return true;
+	case MROCE_PB_AUTO:
+		return READ_ONCE(qp->sq.peer_pb);
+	default:
+		return false;
+	}
+}
+
+/*
+ * pb_ack = 1: ask the peer whether it accepts PB_ACK, with a PROBE that
+ * carries the flag (spec "Piggybacked acknowledgment", agreement): one
+ * with the connection's first request packet, and again one RTO later,
+ * MROCE_PB_QUERIES in all, until it answers with ECHO_PB.  A peer without
+ * the revision drops the PROBE (rx_drop_flags) and is never asked more.
+ */
+static void mroce_req_pb_query(struct mroce_qp *qp, u32 now_us)
+{
+	struct mroce_pkt_info pi = {
+		.opcode = MROCE_OP_PROBE,
+		.flags = MROCE_F_PB_ACK,
+		.ts_us = now_us,
+	};
+	struct sk_buff *skb;
+
+	if (READ_ONCE(mroce_pb_ack) != MROCE_PB_AUTO || qp->sq.peer_pb ||
+	    qp->sq.pb_queries >= MROCE_PB_QUERIES ||
+	    (qp->sq.pb_queries &&
+	     now_us - qp->sq.pb_query_us < mroce_rto_us(&qp->sq.rto)))
+		return;
+	skb = mroce_pkt_alloc(qp, 0);
+	if (!skb)
+		return;
+	qp->sq.pb_queries++;
+	qp->sq.pb_query_us = now_us;
+	mroce_qcount(qp, MROCE_CNT_TX_PROBES, 1);
+	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, 0));
+}
+
 /*
  * Send (or resend) packet @k of the WQE in ring slot @idx.  A new packet
  * goes on @path (the caller picked it, with window); a resend on the path
@@ -418,15 +461,28 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 {
 	struct mroce_swqe *sw = &qp->sq.wqe[idx & qp->sq.ring.mask];
 	struct mroce_pkt_info pi = {};
+	u64 now_us = mroce_now_us64();
 	struct sk_buff *skb;
 	u32 off, len;
 
-	if (!mroce_req_prep(qp, idx, k, retx, path, mroce_now_us64(), &pi,
-			    &off, &len))
+	if (!mroce_req_prep(qp, idx, k, retx, path, now_us, &pi, &off, &len))
 		return;
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		mroce_req_pb_query(qp, (u32)now_us);
 	skb = mroce_req_payload(qp, sw, off, len, 1);
 	if (!skb)
 		return;
+	/*
+	 * The ACK the responder owes rides along where the MTU has room;
+	 * else one held for a piggyback goes now, as an ACK packet.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_RC && mroce_qp_pb_ok(qp)) {
+		if (mroce_wire_opinfo(pi.opcode)->hdr_len + MROCE_HLEN_PB_ACK +
+		    len <= MROCE_HLEN_MAX_DATA + qp->pmtu)
+			mroce_resp_pb_ack(qp, &pi, (u32)now_us, retx);
+		else
+			mroce_resp_pb_flush(qp);
+	}
 	if (retx)
 		mroce_qcount(qp, sw->op->mask & MROCE_WR_READ ?
 			     MROCE_CNT_TX_READ_REREQ : MROCE_CNT_TX_RETX_PKTS, 1);
@@ -470,6 +526,9 @@ static void mroce_req_chunk_flush(struct mroce_qp *qp,
 
 	if (!c->nsegs)
 		return;
+	/* a chunk never carries an ACK: one held for a piggyback goes now */
+	if (mroce_qp_pb_ok(qp))
+		mroce_resp_pb_flush(qp);
 	skb = mroce_req_payload(qp, sw, ch->off, c->len, c->nsegs);
 	if (skb)
 		mroce_pkt_send_chunk(qp, xport, &ch->tmpl, c, skb);

@@ -201,6 +201,8 @@ static struct rdma_stat_desc mroce_counter_descs[MROCE_NUM_COUNTERS] = {
 	[MROCE_CNT_TX_ACKS].name = "tx_acks",
 	[MROCE_CNT_TX_ACKS_DELAYED].name = "tx_acks_delayed",
 	[MROCE_CNT_RX_ACKS].name = "rx_acks",
+	[MROCE_CNT_TX_ACKS_PB].name = "tx_acks_pb",
+	[MROCE_CNT_RX_ACKS_PB].name = "rx_acks_pb",
 	[MROCE_NAK_CNT(TX, PSN_SEQ_ERR)].name = "tx_naks_psn_seq_err",
 	[MROCE_NAK_CNT(TX, RNR)].name = "tx_naks_rnr",
 	[MROCE_NAK_CNT(TX, REM_ACCESS)].name = "tx_naks_rem_access",
@@ -370,7 +372,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[15];
+	u32 v[16];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -414,6 +416,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[12] = READ_ONCE(qp->rq.epsn);
 		v[13] = READ_ONCE(qp->rq.rq_done);
 		v[14] = mroce_delack_us(&qp->rq.delack);	/* a snapshot */
+		v[15] = mroce_qp_pb_ok(qp);
 		rate = qp->sq.cc.rate_bps;
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
 		    rdma_nl_put_driver_u32(msg, "snd_una", v[9]) ||
@@ -427,6 +430,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "qdelay_us", v[7]) ||
 		    rdma_nl_put_driver_u32(msg, "rto_us", v[3]) ||
 		    rdma_nl_put_driver_u32(msg, "ack_delay_us", v[14]) ||
+		    rdma_nl_put_driver_u32(msg, "pb_ack", v[15]) ||
 		    rdma_nl_put_driver_u32(msg, "reorder_pkts", v[4]) ||
 		    rdma_nl_put_driver_u32(msg, "cwnd_pkts", v[5]) ||
 		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]) ||
