@@ -431,8 +431,8 @@ packet_case("p5-short-for-opcode", ["MR-13", "MR-15"], "rx_drop_short",
             lambda p: base_send(p)[:44])
 packet_case("p6-reserved-bh-byte12", ["MR-13", "MR-16", "MR-75"],
             "rx_drop_reserved", lambda p: _set(base_send(p), 12, 0x80))
-packet_case("p6-reserved-flag-bit5", ["MR-13", "MR-16", "MR-80"],
-            "rx_drop_reserved", lambda p: _set(base_send(p), 3, 0x2c))
+packet_case("p6-reserved-flag-bit6", ["MR-13", "MR-16", "MR-80"],
+            "rx_drop_reserved", lambda p: _set(base_send(p), 3, 0x4c))
 packet_case("p6-reserved-send-imm", ["MR-13", "MR-16", "MR-74"],
             "rx_drop_reserved", lambda p: _set(base_send(p), 47, 1))
 packet_case("p7-flag-not-allowed", ["MR-13"], "rx_drop_flags",
@@ -473,6 +473,15 @@ packet_case("mr14-first-failing-check", ["MR-14"], "rx_drop_version",
             lambda p: _set(_set(base_send(p), 0, 3), 1, 0x55))
 packet_case("e2-zero-checksum", ["MR-3", "MR-71"], "rx_drop_no_csum",
             lambda p: base_send(p), nocsum=True)
+packet_case("p4-pb-ack-without-its-headers", ["MR-13", "MR-118"],
+            "rx_drop_hdr_len",
+            lambda p: base_send(p, flags=W.FI | W.LA | W.PB, hdr_words=6))
+packet_case("p7-pb-ack-on-an-ack", ["MR-13", "MR-118"], "rx_drop_flags",
+            lambda p: bytearray(p.pkt("ACK", psn=p.a_psn, flags=W.PB)))
+packet_case("p6-pb-ack-reserved-pbh", ["MR-13", "MR-119"], "rx_drop_reserved",
+            lambda p: _set(base_send(p, flags=W.FI | W.LA | W.PB), 52, 1))
+packet_case("p10-pb-ack-sack-bit0", ["MR-13", "MR-119"], "rx_drop_field",
+            lambda p: base_send(p, flags=W.FI | W.LA | W.PB, sack=1))
 packet_case("c1-unknown-qp", ["MR-19"], "rx_drop_unknown_qp",
             lambda p: base_send(p, dqpn=p.aqpn ^ 0x800000))
 packet_case("c2-datagram-to-rc", ["MR-19"], "rx_drop_qp_type",
@@ -666,6 +675,23 @@ def _(t):
     a = acks[0]
     t.eq("ACK echoes the PROBE's path and path sequence, ePSN unchanged",
          (9, 777, p.t_psn), (a.echo_path, a.echo_pseq, a.psn), key=True)
+    control_send(t, p)
+
+
+@case("pb-ack-query-answered", ["MR-126", "MR-57"])
+def _(t):
+    p = drop_setup(t)
+    got = []
+    for flags in (W.PB, 0):
+        t.net.drain()
+        t.net.send(p.pkt("PROBE", path=3, pseq=55, flags=flags))
+        acks = p.mine(t.net.recv(0.5, until=lambda r: p.mine(r, ["ACK"])),
+                      ["ACK"])
+        t.true("an ACK answers the PROBE (flags %#x): %r" % (flags, acks),
+               acks)
+        got.append(bool(acks[0].echo_flags & W.ECHO_PB))
+    t.eq("ECHO_PB answers the PROBE with PB_ACK, only it",
+         [True, False], got, key=True)
     control_send(t, p)
 
 
@@ -948,6 +974,109 @@ def _(t):
     t.net.send(p.ack((p.a_psn + 1) & 0xffffff, trig=reqs[0]))
     t.eq("the right ACK completes it", ["success"],
          [x["status"] for x in t.wcs(p)])
+
+
+def pb_send(t, p, epsn, trig, payload):
+    """A SEND (ACK_REQ) that acknowledges the agent's requests up to epsn
+    as a PB_ACK, echoing trig."""
+    return p.send_msg(payload, flags=W.AR | W.PB, ack_psn=epsn,
+                      echo_ts=trig.ts, echo_pseq=trig.pseq,
+                      echo_path=trig.path, echo_psn=trig.psn, rx_count=1)
+
+
+@case("pb-ack-completes-and-request-delivered", ["MR-121", "MR-118"])
+def _(t):
+    p = Peer(t)
+    rmr = t.recv_buf(p, 1)
+    start = len(t.net.seen)
+    agent_write(t, p, 100, wr_id=7)
+    t.net.recv(1.0, until=lambda r: p.mine(r, REQ_OPS))
+    reqs = p.mine(t.net.seen[start:], REQ_OPS)
+    t.true("a WRITE", reqs)
+    before = t.counters()
+    psn = p.t_psn
+    t.net.send(pb_send(t, p, (p.a_psn + 1) & 0xffffff, reqs[0], b"pb!"))
+    acks = p.mine(t.net.recv(1.0, until=lambda r: p.mine(r, ["ACK"])),
+                  ["ACK"])
+    w = t.wcs(p, n=2)
+    t.eq("completions: the WRITE by the piggybacked ACK, the SEND",
+         [(7, "success"), (1000, "success")],
+         sorted((x["wr_id"], x["status"]) for x in w), key=True)
+    d = t.delta(before)
+    t.eq("rx_acks_pb", 1, d.get("rx_acks_pb", 0))
+    t.eq("no drop", {}, drops(d))
+    t.true("the SEND ACKed (ePSN %#x): %r" % ((psn + 1) & 0xffffff, acks),
+           any(a.psn == (psn + 1) & 0xffffff for a in acks))
+    t.eq("received bytes", b"pb!", t.read_mem(rmr, 0, 3))
+
+
+@case("pb-ack-stale-dropped-request-kept", ["MR-122", "MR-49"])
+def _(t):
+    p = Peer(t)
+    t.recv_buf(p, 1)
+    start = len(t.net.seen)
+    agent_write(t, p, 100, wr_id=7)
+    t.net.recv(1.0, until=lambda r: p.mine(r, REQ_OPS))
+    reqs = p.mine(t.net.seen[start:], REQ_OPS)
+    t.true("a WRITE", reqs)
+    before = t.counters()
+    # beyond snd_nxt: R1 fails, the piggybacked ACK is dropped
+    t.net.send(pb_send(t, p, (p.a_psn + 5) & 0xffffff, reqs[0], b"kept"))
+    t.net.recv(0.3)
+    w = t.wcs(p, n=1)
+    t.eq("completions: the SEND only", [(1000, "success")],
+         [(x["wr_id"], x["status"]) for x in w], key=True)
+    d = t.delta(before)
+    t.eq("drop counters", {"rx_drop_ack_range": 1}, drops(d))
+    t.eq("rx_acks_pb", 0, d.get("rx_acks_pb", 0))
+    t.net.send(p.ack((p.a_psn + 1) & 0xffffff, trig=reqs[0]))
+    t.eq("a plain ACK then completes the WRITE", [(7, "success")],
+         [(x["wr_id"], x["status"]) for x in t.wcs(p)])
+
+
+@case("requester-pb-ack-only-with-agreement", ["MR-125", "MR-126"])
+def _(t):
+    p = Peer(t)
+    t.recv_buf(p, 8)
+    una = [p.a_psn]
+
+    def round_trip(i):
+        """We send a SEND it owes an ACK for (no ACK_REQ), it sends a
+        WRITE, we ACK the WRITE."""
+        t.net.send(p.send_msg(b"owed%d" % i, flags=0))
+        agent_write(t, p, 100, wr_id=10 + i)
+        t.net.recv(1.0, until=lambda r: p.mine(r, ["RDMA_WRITE"]))
+        w = p.mine(t.net.seen, ["RDMA_WRITE"])[-1]
+        una[0] = (w.psn + 1) & 0xffffff
+        t.net.send(p.ack(una[0], trig=w))
+        t.wcs(p, n=2)
+
+    start = len(t.net.seen)
+    for i in range(3):
+        round_trip(i)
+        time.sleep(0.05)
+    t.net.recv(0.1)
+    sent = p.mine(t.net.seen[start:])
+    queries = [x for x in sent if x.name == "PROBE" and x.flags & W.PB]
+    t.true("it asked (a PROBE with PB_ACK), 1 to 3 times: %d" % len(queries),
+           1 <= len(queries) <= 3)
+    t.eq("no request with PB_ACK before an answer", [],
+         [x.name for x in p.mine(sent, REQ_OPS) if x.flags & W.PB],
+         key=True)
+    # the answer: an ACK of the PROBE with ECHO_PB; then no more queries
+    q = queries[-1]
+    t.net.send(p.pkt("ACK", psn=una[0], echo_ts=q.ts, echo_pseq=q.pseq,
+                     echo_path=q.path, echo_psn=0, rx_count=1,
+                     echo_flags=W.ECHO_PB))
+    t.net.recv(0.1)
+    start = len(t.net.seen)
+    for i in range(3, 6):
+        round_trip(i)
+        time.sleep(0.05)
+    t.net.recv(0.1)
+    sent = p.mine(t.net.seen[start:])
+    t.eq("no more queries once answered", 0,
+         len([x for x in sent if x.name == "PROBE" and x.flags & W.PB]))
 
 
 @case("requester-rnr-waits-then-fails", ["MR-47"])

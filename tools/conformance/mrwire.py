@@ -16,26 +16,30 @@ VERSION = 1
 UDP_PORT = 4792
 
 # flags
-AR, SE, FI, LA, RT = 1, 2, 4, 8, 16
-FLAG_NAMES = {AR: "AR", SE: "SE", FI: "FI", LA: "LA", RT: "RT"}
+AR, SE, FI, LA, RT, PB = 1, 2, 4, 8, 16, 32
+FLAG_NAMES = {AR: "AR", SE: "SE", FI: "FI", LA: "LA", RT: "RT", PB: "PB"}
+# PB_ACK ("Piggybacked acknowledgment"): a request carries PBH and KH
+PB_LEN = 8 + 56
 
 # opcodes: name, headers after BH, header bytes, payload?, flags allowed,
 # BH fields unused
 OPS = {
-    0x01: ("SEND", ("DH",), 48, True, AR | SE | FI | LA | RT, ()),
-    0x02: ("SEND_WITH_IMM", ("DH",), 48, True, AR | SE | FI | LA | RT, ()),
-    0x03: ("RDMA_WRITE", ("MH", "DH"), 64, True, AR | FI | LA | RT, ()),
+    0x01: ("SEND", ("DH",), 48, True, AR | SE | FI | LA | RT | PB, ()),
+    0x02: ("SEND_WITH_IMM", ("DH",), 48, True, AR | SE | FI | LA | RT | PB,
+           ()),
+    0x03: ("RDMA_WRITE", ("MH", "DH"), 64, True, AR | FI | LA | RT | PB, ()),
     0x04: ("RDMA_WRITE_WITH_IMM", ("MH", "DH"), 64, True,
-           AR | SE | FI | LA | RT, ()),
-    0x05: ("RDMA_READ_REQ", ("MH", "RH"), 72, False, RT, ()),
+           AR | SE | FI | LA | RT | PB, ()),
+    0x05: ("RDMA_READ_REQ", ("MH", "RH"), 72, False, RT | PB, ()),
     0x06: ("RDMA_READ_RESP", ("MH", "DH"), 64, True, AR | FI | LA | RT, ()),
-    0x07: ("ATOMIC_CMP_SWP", ("MH", "ATH"), 64, False, RT, ()),
-    0x08: ("ATOMIC_FETCH_ADD", ("MH", "ATH"), 64, False, RT, ()),
+    0x07: ("ATOMIC_CMP_SWP", ("MH", "ATH"), 64, False, RT | PB, ()),
+    0x08: ("ATOMIC_FETCH_ADD", ("MH", "ATH"), 64, False, RT | PB, ()),
     0x09: ("ATOMIC_RESP", ("ARH",), 40, False, RT, ()),
-    0x0a: ("SEND_WITH_INV", ("DH",), 48, True, AR | SE | FI | LA | RT, ()),
+    0x0a: ("SEND_WITH_INV", ("DH",), 48, True, AR | SE | FI | LA | RT | PB,
+           ()),
     0x10: ("ACK", ("KH",), 88, False, 0, ("pseq", "msn")),
     0x11: ("NAK", ("KH", "NKH"), 96, False, 0, ("pseq", "msn")),
-    0x12: ("PROBE", (), 32, False, 0, ("psn", "msn")),
+    0x12: ("PROBE", (), 32, False, PB, ("psn", "msn")),
     0x20: ("UD_SEND", ("DGH",), 40, True, SE, ("pseq", "msn")),
     0x21: ("UD_SEND_WITH_IMM", ("DGH",), 40, True, SE, ("pseq", "msn")),
 }
@@ -46,7 +50,9 @@ HLEN = {"BH": 32, "DH": 16, "MH": 16, "RH": 24, "ATH": 16, "ARH": 8,
 
 NAK_PSN_SEQ_ERR, NAK_RNR, NAK_REMOTE_ACCESS, NAK_REMOTE_OP, \
     NAK_INVALID_REQUEST = 1, 2, 3, 4, 5
-ECHO_CE, ECHO_DUP = 1, 2
+ECHO_CE, ECHO_DUP, ECHO_PB = 1, 2, 4
+# requests: PB_ACK adds PBH and KH (on a PROBE it is a question)
+REQUESTS = {0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x0a}
 MAX_PAYLOAD = 4096
 
 
@@ -55,12 +61,31 @@ def fwd(a, b):
     return (b - a) & 0xffffff
 
 
+KH_FIELDS = {"echo_ts": 0, "echo_pseq": 0, "echo_path": 0, "echo_psn": 0,
+             "rx_count": 0, "ce_count": 0, "rate": 0, "ack_delay": 0,
+             "echo_flags": 0, "sack": 0}
+
+
+def pb_allowed(opcode):
+    """Does PB_ACK add PBH and KH to a packet of this opcode (a request)?"""
+    return opcode in REQUESTS
+
+
+def hdr_len(opcode, flags):
+    """Header bytes of a packet: the opcode's, plus PBH and KH with
+    PB_ACK where the opcode allows it."""
+    n = OPS[opcode][2]
+    return n + PB_LEN if flags & PB and pb_allowed(opcode) else n
+
+
 def defaults(opcode):
     """Every field of a packet of this opcode, zero."""
     f = {"version": VERSION, "opcode": opcode, "flags": 0,
          "hdr_words": OPS[opcode][2] // 8 if opcode in OPS else 4,
          "dqpn": 0, "path": 0, "sqpn": 0, "psn": 0, "pseq": 0, "msn": 0,
          "ts": 0, "payload": b""}
+    if pb_allowed(opcode):
+        f.update(KH_FIELDS, ack_psn=0)
     for h in OPS.get(opcode, (None, ()))[1]:
         f.update({
             "DH": {"offset": 0, "length": 0, "rq_seq": 0, "imm": 0},
@@ -69,22 +94,34 @@ def defaults(opcode):
                    "req_offset": 0, "req_len": 0},
             "ATH": {"swap_add": 0, "compare": 0},
             "ARH": {"orig": 0},
-            "KH": {"echo_ts": 0, "echo_pseq": 0, "echo_path": 0,
-                   "echo_psn": 0, "rx_count": 0, "ce_count": 0, "rate": 0,
-                   "ack_delay": 0, "echo_flags": 0, "sack": 0},
+            "KH": dict(KH_FIELDS),
             "NKH": {"code": 0, "rnr_timer": 0, "nak_psn": 0},
             "DGH": {"qkey": 0, "imm": 0},
         }[h])
     return f
 
 
+def kh_bytes(f):
+    s = f["sack"]
+    return struct.pack(">IIIHHIHBB", f["echo_ts"], f["echo_pseq"],
+                       (f["echo_path"] << 24) | f["echo_psn"],
+                       f["rx_count"], f["ce_count"], f["rate"],
+                       f["ack_delay"], f["echo_flags"], 0) + \
+        b"".join(struct.pack(">Q", (s >> (64 * i)) & 0xffffffffffffffff)
+                 for i in range(4))
+
+
 def build(**kw):
-    """Encode a packet.  kw: opcode (number or name) and any field."""
+    """Encode a packet.  kw: opcode (number or name) and any field.  A
+    request with PB_ACK in flags gets PBH (ack_psn) and KH after its
+    headers, and hdr_words counts them unless given."""
     op = kw.pop("opcode")
     if isinstance(op, str):
         op = OP[op]
     f = defaults(op)
     f.update(kw)
+    if "hdr_words" not in kw and op in OPS:
+        f["hdr_words"] = hdr_len(op, f["flags"]) // 8
     out = struct.pack(">BBHIIIIIII", f["version"], op, f["flags"],
                       (f["hdr_words"] << 24) | (f["dqpn"] & 0xffffff),
                       (f["path"] << 24) | (f["sqpn"] & 0xffffff),
@@ -104,19 +141,26 @@ def build(**kw):
         elif h == "ARH":
             out += struct.pack(">Q", f["orig"])
         elif h == "KH":
-            s = f["sack"]
-            out += struct.pack(">IIIHHIHBB", f["echo_ts"], f["echo_pseq"],
-                               (f["echo_path"] << 24) | f["echo_psn"],
-                               f["rx_count"], f["ce_count"], f["rate"],
-                               f["ack_delay"], f["echo_flags"], 0)
-            out += b"".join(struct.pack(">Q", (s >> (64 * i)) &
-                                        0xffffffffffffffff) for i in range(4))
+            out += kh_bytes(f)
         elif h == "NKH":
             out += struct.pack(">BBHI", f["code"], f["rnr_timer"], 0,
                                f["nak_psn"] & 0xffffff)
         elif h == "DGH":
             out += struct.pack(">II", f["qkey"], f["imm"])
+    if f["flags"] & PB and pb_allowed(op):
+        out += struct.pack(">II", f["ack_psn"] & 0xffffff, 0) + kh_bytes(f)
     return out + bytes(f["payload"])
+
+
+def kh_parse(b, f):
+    """Decode a KH into f; return its reserved fields."""
+    (f["echo_ts"], f["echo_pseq"], e, f["rx_count"], f["ce_count"],
+     f["rate"], f["ack_delay"], f["echo_flags"], r) = \
+        struct.unpack(">IIIHHIHBB", b[:24])
+    f["echo_path"], f["echo_psn"] = e >> 24, e & 0xffffff
+    ws = struct.unpack(">QQQQ", b[24:56])
+    f["sack"] = sum(w << (64 * i) for i, w in enumerate(ws))
+    return [f["echo_flags"] >> 3, r]
 
 
 def parse(pkt):
@@ -136,13 +180,15 @@ def parse(pkt):
         return "rx_drop_opcode", f
     name, hdrs, hlen, has_payload, allowed, unused = OPS[op]
     f["name"] = name
+    ophlen = hlen
+    hlen = hdr_len(op, flags)
     if f["hdr_words"] * 8 != hlen:
         return "rx_drop_hdr_len", f
     if n < hlen:
         return "rx_drop_short", f
     payload = pkt[hlen:]
     f["payload"] = payload
-    res = [w3 >> 24, w5 >> 24, r7, flags >> 5]
+    res = [w3 >> 24, w5 >> 24, r7, flags >> 6]
     res += [f[u] for u in unused]
     off = 32
     for h in hdrs:
@@ -167,13 +213,7 @@ def parse(pkt):
         elif h == "ARH":
             (f["orig"],) = struct.unpack(">Q", b)
         elif h == "KH":
-            (f["echo_ts"], f["echo_pseq"], e, f["rx_count"], f["ce_count"],
-             f["rate"], f["ack_delay"], f["echo_flags"], r) = \
-                struct.unpack(">IIIHHIHBB", b[:24])
-            f["echo_path"], f["echo_psn"] = e >> 24, e & 0xffffff
-            ws = struct.unpack(">QQQQ", b[24:56])
-            f["sack"] = sum(w << (64 * i) for i, w in enumerate(ws))
-            res += [f["echo_flags"] >> 2, r]
+            res += kh_parse(b, f)
         elif h == "NKH":
             f["code"], f["rnr_timer"], r, w = struct.unpack(">BBHI", b)
             f["nak_psn"] = w & 0xffffff
@@ -183,6 +223,11 @@ def parse(pkt):
             if name == "UD_SEND":
                 res.append(f["imm"])
         off += HLEN[h]
+    pb = hlen != ophlen
+    if pb:
+        w, r = struct.unpack(">II", pkt[ophlen:ophlen + 8])
+        f["ack_psn"] = w & 0xffffff
+        res += [w >> 24, r] + kh_parse(pkt[ophlen + 8:hlen], f)
     if any(res):
         return "rx_drop_reserved", f
     if flags & ~allowed:
@@ -192,7 +237,7 @@ def parse(pkt):
         return "rx_drop_qpn", f
     if f["path"] > 63 or ("echo_path" in f and f["echo_path"] > 63):
         return "rx_drop_path", f
-    if "KH" in hdrs:
+    if "KH" in hdrs or pb:
         echo = (f["echo_ts"], f["echo_pseq"], f["echo_path"], f["echo_psn"],
                 f["ack_delay"], f["echo_flags"])
         if f["ce_count"] > f["rx_count"] or f["sack"] & 1 or \

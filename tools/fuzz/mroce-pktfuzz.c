@@ -269,6 +269,8 @@ enum {
 #define F_FI	0x04	/* FIRST */
 #define F_LA	0x08	/* LAST */
 #define F_RT	0x10	/* RETRANSMIT */
+#define F_PB	0x20	/* PB_ACK: a request carries PBH and KH; a PROBE asks */
+#define PB_LEN	64	/* PBH 8 + KH 56 */
 
 /* BH fields an opcode leaves unused (must be zero) */
 #define U_PSN	0x01
@@ -358,16 +360,50 @@ static bool va_overflows(uint64_t va, uint64_t len)
 }
 
 /*
+ * Flags an opcode may carry: the table's, and PB_ACK on requests (which
+ * then carry PBH and KH) and PROBE (the capability question).  The
+ * generator leaves PB_ACK out of the table: it builds no PBH.
+ */
+static uint16_t flags_allowed(const struct opd *o)
+{
+	return o->flags_ok |
+	       ((o->props & O_REQ) || o->op == OP_PROBE ? F_PB : 0);
+}
+
+/* Header length of a packet of @o with BH.flags @flags. */
+static size_t hdr_len(const struct opd *o, uint16_t flags)
+{
+	return o->hlen + ((o->props & O_REQ) && (flags & F_PB) ? PB_LEN : 0);
+}
+
+/* A KH's reserved bits (echo flags 3..7, byte 23) */
+static bool kh_reserved(const uint8_t *kh)
+{
+	return (kh[22] & ~0x07) || kh[23];
+}
+
+/* A KH's field rules (P10) */
+static bool kh_field_bad(const uint8_t *kh)
+{
+	uint16_t rx = get16(kh + 12), ce = get16(kh + 14);
+
+	if (ce > rx || (kh[31] & 1))
+		return true;
+	return !rx && (get32(kh) || get32(kh + 4) || get32(kh + 8) ||
+		       get16(kh + 20) || kh[22]);
+}
+
+/*
  * The receiver's packet-level checks of the spec ("Packet-level
  * validation"), in order, for the UDP payload @p of @len bytes.
  */
 static enum reason spec_check(const uint8_t *p, size_t len)
 {
 	const struct opd *o;
-	const uint8_t *kh, *nk;
+	const uint8_t *kh, *nk, *pb;
 	uint16_t flags;
 	uint32_t dq, sq;
-	size_t pay;
+	size_t pay, hl;
 
 	if (len < BH_LEN)
 		return V_SHORT;				/* P1 */
@@ -376,17 +412,19 @@ static enum reason spec_check(const uint8_t *p, size_t len)
 	o = opd_of(p[1]);
 	if (!o)
 		return V_OPCODE;			/* P3 */
-	if (p[4] * 8u != o->hlen)
-		return V_HDR_LEN;			/* P4 */
-	if (len < o->hlen)
-		return V_SHORT;				/* P5 */
-	pay = len - o->hlen;
 	flags = get16(p + 2);
+	hl = hdr_len(o, flags);
+	if (p[4] * 8u != hl)
+		return V_HDR_LEN;			/* P4 */
+	if (len < hl)
+		return V_SHORT;				/* P5 */
+	pay = len - hl;
 	kh = o->kh ? p + o->kh : NULL;
 	nk = o->nkh ? p + o->nkh : NULL;
+	pb = hl != o->hlen ? p + o->hlen : NULL;	/* PBH, then its KH */
 
 	/* P6: reserved bits, unused BH fields, unused extension fields */
-	if (p[12] || p[20] || get32(p + 28) || (flags & ~0x1f))
+	if (p[12] || p[20] || get32(p + 28) || (flags & ~0x3f))
 		return V_RESERVED;
 	if (((o->unused & U_PSN) && get24(p + 13)) ||
 	    ((o->unused & U_PSEQ) && get32(p + 16)) ||
@@ -399,14 +437,16 @@ static enum reason spec_check(const uint8_t *p, size_t len)
 		return V_RESERVED;
 	if (o->op == OP_FETCH_ADD && get64(p + o->ah + 8))
 		return V_RESERVED;
-	if (kh && ((kh[22] & ~0x03) || kh[23]))
+	if (kh && kh_reserved(kh))
+		return V_RESERVED;
+	if (pb && (pb[0] || get32(pb + 4) || kh_reserved(pb + 8)))
 		return V_RESERVED;
 	if (nk && (nk[2] || nk[3] || nk[4]))
 		return V_RESERVED;
 	if (o->dgh && !(o->props & O_IMM) && get32(p + o->dgh + 4))
 		return V_RESERVED;
 
-	if (flags & ~o->flags_ok)
+	if (flags & ~flags_allowed(o))
 		return V_FLAGS;				/* P7 */
 
 	dq = get24(p + 5);				/* P8 */
@@ -414,18 +454,11 @@ static enum reason spec_check(const uint8_t *p, size_t len)
 	if (!dq || !sq || (!(o->props & O_DG) && (dq == 1 || sq == 1)))
 		return V_QPN;
 
-	if (p[8] > 63 || (kh && kh[8] > 63))
+	if (p[8] > 63 || (kh && kh[8] > 63) || (pb && pb[8 + 8] > 63))
 		return V_PATH;				/* P9 */
 
-	if (kh) {					/* P10 */
-		uint16_t rx = get16(kh + 12), ce = get16(kh + 14);
-
-		if (ce > rx || (kh[31] & 1))
-			return V_FIELD;
-		if (!rx && (get32(kh) || get32(kh + 4) || get32(kh + 8) ||
-			    get16(kh + 20) || kh[22]))
-			return V_FIELD;
-	}
+	if ((kh && kh_field_bad(kh)) || (pb && kh_field_bad(pb + 8)))
+		return V_FIELD;				/* P10 */
 	if (nk) {
 		uint32_t d = fwd(get24(p + 13), get24(nk + 5));
 		uint8_t code = nk[0], rnr = nk[1];
@@ -578,7 +611,7 @@ static void decode(const uint8_t *b, size_t len, struct pkt *k)
 	k->ts = get32(b + 24);
 	if (!o)
 		return;
-	k->pay = (uint32_t)(len - o->hlen);
+	k->pay = (uint32_t)(len - hdr_len(o, k->flags));
 	if (o->dh) {
 		h = b + o->dh;
 		k->offset = get32(h);

@@ -31,8 +31,8 @@ local p = Proto("metaroce", "MetaRoCE")
 -- Tables of the specification
 
 -- BH.flags
-local F_AR, F_SE, F_FI, F_LA, F_RT = 0x01, 0x02, 0x04, 0x08, 0x10
-local F_DEFINED = 0x1f
+local F_AR, F_SE, F_FI, F_LA, F_RT, F_PB = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+local F_DEFINED = 0x3f
 local F_FL = F_FI + F_LA
 
 -- BH fields an opcode leaves unused (reserved, zero)
@@ -44,35 +44,35 @@ local Z_PSN, Z_PATH_SEQ, Z_MSN = 1, 2, 4
 -- rwqe: DH.rq_seq used; imm: DH/DGH immediate used; inv: DH.imm is the
 -- invalidated rkey; datagram: a UD opcode.
 local OPS = {
-	[0x01] = { name = "SEND", hdr = 48, ext = { "DH" },
-		flags = F_AR + F_SE + F_FL + F_RT, payload = true, msg = true,
+	[0x01] = { req = true, name = "SEND", hdr = 48, ext = { "DH" },
+		flags = F_AR + F_SE + F_FL + F_RT + F_PB, payload = true, msg = true,
 		rwqe = true },
-	[0x02] = { name = "SEND_WITH_IMM", hdr = 48, ext = { "DH" },
-		flags = F_AR + F_SE + F_FL + F_RT, payload = true, msg = true,
+	[0x02] = { req = true, name = "SEND_WITH_IMM", hdr = 48, ext = { "DH" },
+		flags = F_AR + F_SE + F_FL + F_RT + F_PB, payload = true, msg = true,
 		rwqe = true, imm = true },
-	[0x03] = { name = "RDMA_WRITE", hdr = 64, ext = { "MH", "DH" },
-		flags = F_AR + F_FL + F_RT, payload = true, msg = true },
-	[0x04] = { name = "RDMA_WRITE_WITH_IMM", hdr = 64, ext = { "MH", "DH" },
-		flags = F_AR + F_SE + F_FL + F_RT, payload = true, msg = true,
+	[0x03] = { req = true, name = "RDMA_WRITE", hdr = 64, ext = { "MH", "DH" },
+		flags = F_AR + F_FL + F_RT + F_PB, payload = true, msg = true },
+	[0x04] = { req = true, name = "RDMA_WRITE_WITH_IMM", hdr = 64, ext = { "MH", "DH" },
+		flags = F_AR + F_SE + F_FL + F_RT + F_PB, payload = true, msg = true,
 		rwqe = true, imm = true },
-	[0x05] = { name = "RDMA_READ_REQ", hdr = 72, ext = { "MH", "RH" },
-		flags = F_RT },
+	[0x05] = { req = true, name = "RDMA_READ_REQ", hdr = 72, ext = { "MH", "RH" },
+		flags = F_RT + F_PB },
 	[0x06] = { name = "RDMA_READ_RESP", hdr = 64, ext = { "MH", "DH" },
 		flags = F_AR + F_FL + F_RT, payload = true, msg = true },
-	[0x07] = { name = "ATOMIC_CMP_SWP", hdr = 64, ext = { "MH", "ATH" },
-		flags = F_RT },
-	[0x08] = { name = "ATOMIC_FETCH_ADD", hdr = 64, ext = { "MH", "ATH" },
-		flags = F_RT },
+	[0x07] = { req = true, name = "ATOMIC_CMP_SWP", hdr = 64, ext = { "MH", "ATH" },
+		flags = F_RT + F_PB },
+	[0x08] = { req = true, name = "ATOMIC_FETCH_ADD", hdr = 64, ext = { "MH", "ATH" },
+		flags = F_RT + F_PB },
 	[0x09] = { name = "ATOMIC_RESP", hdr = 40, ext = { "ARH" },
 		flags = F_RT },
-	[0x0a] = { name = "SEND_WITH_INV", hdr = 48, ext = { "DH" },
-		flags = F_AR + F_SE + F_FL + F_RT, payload = true, msg = true,
+	[0x0a] = { req = true, name = "SEND_WITH_INV", hdr = 48, ext = { "DH" },
+		flags = F_AR + F_SE + F_FL + F_RT + F_PB, payload = true, msg = true,
 		rwqe = true, inv = true },
 	[0x10] = { name = "ACK", hdr = 88, ext = { "KH" }, flags = 0,
 		zero = Z_PATH_SEQ + Z_MSN },
 	[0x11] = { name = "NAK", hdr = 96, ext = { "KH", "NKH" }, flags = 0,
 		zero = Z_PATH_SEQ + Z_MSN },
-	[0x12] = { name = "PROBE", hdr = 32, ext = {}, flags = 0,
+	[0x12] = { name = "PROBE", hdr = 32, ext = {}, flags = F_PB,
 		zero = Z_PSN + Z_MSN },
 	[0x20] = { name = "UD_SEND", hdr = 40, ext = { "DGH" }, flags = F_SE,
 		zero = Z_PATH_SEQ + Z_MSN, payload = true, datagram = true },
@@ -111,7 +111,16 @@ local QPN_GSI = 1
 
 -- Header sizes
 local LEN = { BH = 32, DH = 16, MH = 16, RH = 24, ATH = 16, ARH = 8,
-	KH = 56, NKH = 8, DGH = 8 }
+	KH = 56, NKH = 8, DGH = 8, PBH = 8 }
+
+-- Header bytes of a packet of @op with BH.flags @flags: PB_ACK adds PBH
+-- and KH where the opcode allows it
+local function hdr_len(op, flags)
+	if op.req and band(flags, F_PB) ~= 0 then
+		return op.hdr + LEN.PBH + LEN.KH
+	end
+	return op.hdr
+end
 
 ---------------------------------------------------------------------------
 -- Fields
@@ -133,7 +142,8 @@ field("f_se", ProtoField.bool, "flags.solicited", "SOLICITED", 16, nil, F_SE)
 field("f_fi", ProtoField.bool, "flags.first", "FIRST", 16, nil, F_FI)
 field("f_la", ProtoField.bool, "flags.last", "LAST", 16, nil, F_LA)
 field("f_rt", ProtoField.bool, "flags.retransmit", "RETRANSMIT", 16, nil, F_RT)
-field("f_rsv", U16, "flags.reserved", "Reserved flags", HEX, nil, 0xffe0)
+field("f_pb", ProtoField.bool, "flags.pb_ack", "PB_ACK", 16, nil, F_PB)
+field("f_rsv", U16, "flags.reserved", "Reserved flags", HEX, nil, 0xffc0)
 field("hdr_words", U8, "hdr_words", "Header words", DEC)
 field("dqpn", U24, "dqpn", "Destination QPN", HEX)
 field("path_id", U8, "path_id", "Path ID", DEC)
@@ -181,7 +191,8 @@ field("kh_ack_delay", U16, "kh.ack_delay", "ACK delay (us)", DEC)
 field("kh_echo_flags", U8, "kh.echo_flags", "Echo flags", HEX)
 field("kh_echo_ce", ProtoField.bool, "kh.echo_ce", "ECHO_CE", 8, nil, 0x01)
 field("kh_echo_dup", ProtoField.bool, "kh.echo_dup", "ECHO_DUP", 8, nil, 0x02)
-field("kh_echo_rsv", U8, "kh.echo_flags_reserved", "Reserved echo flags", HEX, nil, 0xfc)
+field("kh_echo_pb", ProtoField.bool, "kh.echo_pb", "ECHO_PB", 8, nil, 0x04)
+field("kh_echo_rsv", U8, "kh.echo_flags_reserved", "Reserved echo flags", HEX, nil, 0xf8)
 field("kh_rsv", U8, "kh.reserved", "Reserved (byte 23)", HEX)
 field("kh_sack_word", U64, "kh.sack.word", "SACK word", HEX)
 field("kh_sack_psn", U24, "kh.sack.psn", "SACKed PSN", HEX)
@@ -190,6 +201,10 @@ field("kh_sack_missing", U16, "kh.sack.missing", "PSNs missing below the highest
 field("kh_sack_highest", U24, "kh.sack.highest", "Highest SACKed PSN", HEX)
 field("kh_sack_ranges", ProtoField.string, "kh.sack.ranges", "SACKed ranges")
 field("kh_epsn", U24, "kh.epsn", "Expected PSN (cumulative)", HEX)
+-- PBH
+field("pbh_rsv0", U8, "pbh.reserved0", "Reserved (byte 0)", HEX)
+field("pbh_ack_psn", U24, "pbh.ack_psn", "ACK PSN (cumulative)", HEX)
+field("pbh_rsv4", U32, "pbh.reserved4", "Reserved (bytes 4-7)", HEX)
 -- NKH
 field("nak_code", U8, "nak.code", "NAK code", DEC, nak_codes)
 field("nak_rnr_timer", U8, "nak.rnr_timer", "RNR timer code", DEC)
@@ -335,7 +350,7 @@ function Ctx:bh(tree, op)
 		local names = {}
 		for _, fl in ipairs({ { F_AR, "ACK_REQ" }, { F_SE, "SOLICITED" },
 				{ F_FI, "FIRST" }, { F_LA, "LAST" },
-				{ F_RT, "RETRANSMIT" } }) do
+				{ F_RT, "RETRANSMIT" }, { F_PB, "PB_ACK" } }) do
 			if btest(flags, fl[1]) then
 				table.insert(names, fl[2])
 			end
@@ -348,9 +363,10 @@ function Ctx:bh(tree, op)
 		fi:add(f.f_fi, self.tvb(2, 2))
 		fi:add(f.f_la, self.tvb(2, 2))
 		fi:add(f.f_rt, self.tvb(2, 2))
+		fi:add(f.f_pb, self.tvb(2, 2))
 		local rsv = fi:add(f.f_rsv, self.tvb(2, 2))
 		if band(flags, 0xffff - F_DEFINED) ~= 0 then
-			self:defect(6, "reserved", rsv, "Reserved flag bits 5..15 set")
+			self:defect(6, "reserved", rsv, "Reserved flag bits 6..15 set")
 		end
 		if op and band(flags, 0xffff - op.flags) ~= 0 and
 		    band(flags, 0xffff - F_DEFINED) == 0 then
@@ -360,10 +376,12 @@ function Ctx:bh(tree, op)
 	local hw = self:add(t, "hdr_words", 4, 1)
 	if hw then
 		hw:append_text(string.format(" (%d bytes)", info.hdr_words * 8))
-		if op and info.hdr_words * 8 ~= op.hdr then
+		if op and info.hdr_words * 8 ~= hdr_len(op, info.flags) then
 			self:defect(4, "hdr_len", hw, string.format(
-				"hdr_words x 8 = %d, but %s has %d header bytes",
-				info.hdr_words * 8, op.name, op.hdr))
+				"hdr_words x 8 = %d, but %s%s has %d header bytes",
+				info.hdr_words * 8, op.name,
+				hdr_len(op, info.flags) ~= op.hdr and " with PB_ACK" or "",
+				hdr_len(op, info.flags)))
 		end
 	end
 	local dq = self:add(t, "dqpn", 5, 3)
@@ -554,8 +572,11 @@ function Ctx:sack(tree, off, epsn)
 end
 
 -- ACK Header
-function Ctx:kh(tree, off)
+function Ctx:kh(tree, off, _, epsn_off)
 	local t = tree:add(p, self.tvb(off, LEN.KH), "ACK Header (KH)")
+	-- the cumulative PSN: an ACK's BH.psn, a piggybacked one's PBH
+	epsn_off = epsn_off or 13
+	local epsn = self:u24(epsn_off - 1)
 	local info = self.info
 	local echo_ts = self:u32(off)
 	local echo_path_seq = self:u32(off + 4)
@@ -566,7 +587,7 @@ function Ctx:kh(tree, off)
 	local ack_delay = self:u16(off + 20)
 	local echo_flags = self:u8(off + 22)
 
-	local e = t:add(f.kh_epsn, self.tvb(13, 3))
+	local e = t:add(f.kh_epsn, self.tvb(epsn_off, 3))
 	e:set_generated()
 	self:add(t, "kh_echo_ts", off, 4)
 	self:add(t, "kh_echo_path_seq", off + 4, 4)
@@ -586,8 +607,9 @@ function Ctx:kh(tree, off)
 	local efi = self:add(t, "kh_echo_flags", off + 22, 1)
 	efi:add(f.kh_echo_ce, self.tvb(off + 22, 1))
 	efi:add(f.kh_echo_dup, self.tvb(off + 22, 1))
+	efi:add(f.kh_echo_pb, self.tvb(off + 22, 1))
 	local ersv = efi:add(f.kh_echo_rsv, self.tvb(off + 22, 1))
-	if band(echo_flags, 0xfc) ~= 0 then
+	if band(echo_flags, 0xf8) ~= 0 then
 		self:defect(6, "reserved", ersv, "Reserved echo flags set")
 	end
 	if btest(echo_flags, 1) then
@@ -607,7 +629,19 @@ function Ctx:kh(tree, off)
 		self:defect(10, "field", rxi,
 			"rx_count 0 (no triggering packet) with echo fields set")
 	end
-	self:sack(t, off + 24, info.psn)
+	self:sack(t, off + 24, epsn)
+end
+
+-- Piggyback Header and its KH (PB_ACK)
+function Ctx:pbh(tree, off)
+	local t = tree:add(p, self.tvb(off, LEN.PBH + LEN.KH),
+		"Piggybacked acknowledgment (PBH, KH)")
+	self:reserved(t, "pbh_rsv0", off, 1, self:u8(off), "PBH byte 0")
+	self:add(t, "pbh_ack_psn", off + 1, 3)
+	self:reserved(t, "pbh_rsv4", off + 4, 4, self:u32(off + 4),
+		"PBH bytes 4..7")
+	self.info.ack_psn = self:u24(off)
+	self:kh(t, off + LEN.PBH, nil, off + 1)
 end
 
 -- NAK Header
@@ -756,7 +790,7 @@ end
 local function flag_text(flags)
 	local s = {}
 	for _, fl in ipairs({ { F_FI, "F" }, { F_LA, "L" }, { F_AR, "A" },
-			{ F_SE, "S" }, { F_RT, "R" } }) do
+			{ F_SE, "S" }, { F_RT, "R" }, { F_PB, "P" } }) do
 		if btest(flags, fl[1]) then
 			table.insert(s, fl[2])
 		end
@@ -844,7 +878,7 @@ function p.dissector(tvb, pinfo, tree)
 				self.len) - LEN.BH)
 		end
 	else
-		hdr = op.hdr
+		hdr = hdr_len(op, info.flags)
 		if self.len < hdr then
 			-- P5: decode nothing past the end
 			self:defect(5, "short", top, string.format(
@@ -857,6 +891,9 @@ function p.dissector(tvb, pinfo, tree)
 			for _, h in ipairs(op.ext) do
 				HDR_FN[h](self, top, off, op)
 				off = off + LEN[h]
+			end
+			if hdr ~= op.hdr then
+				self:pbh(top, off)
 			end
 		end
 	end
@@ -935,6 +972,9 @@ function p.dissector(tvb, pinfo, tree)
 		elseif info.rd_length then
 			col = col .. string.format(" off %d len %d of %d",
 				info.offset, info.rd_length, info.msg_len)
+		end
+		if info.ack_psn then
+			col = col .. string.format(" +ACK ePSN %s", fmt_psn(info.ack_psn))
 		end
 	end
 	if first then

@@ -227,6 +227,27 @@ def cases():
                   "0x000011-0x000013,0x000015,0x000050,0x00010f",
                   "metaroce.kh.sack.missing": "250",
                   "metaroce.kh.rate_hint": "2500"}, None))
+    # PB_ACK: a request with PBH and KH after its headers
+    pb = struct.pack(">II", 0x123456, 0) + kh((1, 2), rx_count=2,
+                                               echo_psn=0x123457, hint=800)
+    c.append(("pb_ack send", bh(0x01, flags=0x2d, psn=11, words=14) +
+              dh(0, 3, rq_seq=5) + pb + b"xyz", {
+                  "metaroce.flags.pb_ack": "1", "metaroce.hdr_words": "14",
+                  "metaroce.pbh.ack_psn": "0x123456",
+                  "metaroce.kh.epsn": "0x123456",
+                  "metaroce.kh.rx_count": "2", "metaroce.kh.rate_hint": "800",
+                  "metaroce.kh.sack.ranges": "0x123457-0x123458",
+                  "metaroce.dh.rq_seq": "5", "metaroce.payload_len": "3",
+                  "metaroce.payload": "78797a"}, None))
+    c.append(("pb_ack read req", bh(0x05, flags=0x20, psn=12, words=17) +
+              mh(0x2000, 0x99) + rh(0x3000, 0x55, 64, 0, 64) + pb, {
+                  "metaroce.pbh.ack_psn": "0x123456",
+                  "metaroce.rh.length": "64"}, None))
+    c.append(("probe pb query", bh(0x12, flags=0x20, path=0),
+              {"metaroce.flags.pb_ack": "1", "metaroce.hdr_words": "4"},
+              None))
+    c.append(("ack echo_pb", bh(0x10, psn=3) + kh(rx_count=1, echo_flags=4),
+              {"metaroce.kh.echo_pb": "1"}, None))
     # P1..P12: every drop counter, from the first failing check
     good_ack = bh(0x10, psn=0x10) + kh((), rx_count=1)
     bad = [
@@ -242,8 +263,17 @@ def cases():
         ("P5 truncated", good_ack[:60], "rx_drop_short"),
         ("P6 bh byte 12", good_ack[:12] + b"\x01" + good_ack[13:],
          "rx_drop_reserved"),
-        ("P6 flag bit 5", bh(0x01, flags=0x2c) + dh(0, 0),
+        ("P6 flag bit 6", bh(0x01, flags=0x4c) + dh(0, 0),
          "rx_drop_reserved"),
+        ("P4 pb_ack without its headers", bh(0x01, flags=0x2c) + dh(0, 0),
+         "rx_drop_hdr_len"),
+        ("P6 pbh reserved", bh(0x01, flags=0x2c, words=14) + dh(0, 0) +
+         struct.pack(">II", 0x01000000, 0) + kh(rx_count=1),
+         "rx_drop_reserved"),
+        ("P7 pb_ack on an ack", bh(0x10, flags=0x20) + kh(rx_count=1),
+         "rx_drop_flags"),
+        ("P10 pb_ack sack bit 0", bh(0x01, flags=0x2c, words=14) + dh(0, 0) +
+         struct.pack(">II", 7, 0) + kh((0,), rx_count=1), "rx_drop_field"),
         ("P6 ack path seq", bh(0x10, path_seq=1) + kh(rx_count=1),
          "rx_drop_reserved"),
         ("P6 probe psn", bh(0x12, psn=3), "rx_drop_reserved"),
@@ -251,7 +281,7 @@ def cases():
          dh(0, 0, rq_seq=1), "rx_drop_reserved"),
         ("P6 fetch_add compare", bh(0x08) + mh(0, 1) +
          struct.pack(">QQ", 1, 2), "rx_drop_reserved"),
-        ("P6 echo flag 2", bh(0x10) + kh(rx_count=1, echo_flags=4),
+        ("P6 echo flag 3", bh(0x10) + kh(rx_count=1, echo_flags=8),
          "rx_drop_reserved"),
         ("P7 flag", bh(0x05, flags=0x01) + mh(0, 1) + rh(0, 1, 1, 0, 1),
          "rx_drop_flags"),
