@@ -15,8 +15,11 @@
 #    unanswered ones, which ECMP hashes onto a live spine;
 #  - after the link is restored, spine2 carries requests to leaf1 again.
 # (Each mroce-verify run is a new connection with a new path table, so a
-# path that died in one run cannot be revived in the next: revivals are
-# counted over the runs with the link cut.)
+# path that died in one run cannot be revived in the next: deaths and
+# revivals are counted over the runs with the link cut.  The run that is
+# cut mid-transfer may recover its losses through SACK and tail probes on
+# the other paths before any path's RTO, and end with no death: seen once
+# in CI, path_dead 0 -> 0 there and 0 -> 12 over both runs.)
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tools/tests/rdma-lib.sh
 . "$(dirname "$0")/rdma-lib.sh"
@@ -97,9 +100,7 @@ dead0=$(counter mroce3 path_dead)
 rev0=$(counter mroce3 path_revived)
 check "spine link cut mid-transfer: every byte verified, no error" \
 	verify cut 96 1500
-dead1=$(counter mroce3 path_dead)
-log "path_dead $dead0 -> $dead1"
-check "paths through the cut were declared dead" test "$dead1" -gt "$dead0"
+log "path_dead $dead0 -> $(counter mroce3 path_dead) in the run cut mid-transfer"
 read -ra mid <<<"$(spines)"
 sleep 1
 check "traffic continues without spine2's leaf1 link" verify after 8
@@ -113,8 +114,10 @@ log "spine2 packets during the last run: $(( end[1] - mid[1] ))" \
 # 3. probes brought dead paths back while the link was cut; restored,
 # spine2 carries h3's requests to leaf1 again
 rev1=$(counter mroce3 path_revived)
-log "path_dead $dead0 -> $(counter mroce3 path_dead) and path_revived" \
+dead1=$(counter mroce3 path_dead)
+log "path_dead $dead0 -> $dead1 and path_revived" \
     "$rev0 -> $rev1 over the runs with the cut, tx_probes $(counter mroce3 tx_probes)"
+check "paths through the cut were declared dead" test "$dead1" -gt "$dead0"
 check "dead paths were revived by probes (new source ports)" \
 	test "$rev1" -gt "$rev0"
 fabric_restore leaf1:up2
