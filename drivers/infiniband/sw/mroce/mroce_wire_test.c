@@ -174,12 +174,32 @@ static u32 rnd_msg_len(struct rnd *r)
 	}
 }
 
+/* A random KH the spec says is valid: an ACK's, or a piggybacked one. */
+static void rnd_kh(struct rnd *r, struct mroce_pkt_info *pi)
+{
+	int i;
+
+	pi->rx_count = rndn(r, 8) ? 1 + rndn(r, 0xffff) : 0;
+	if (pi->rx_count) {
+		pi->ce_count = rndn(r, pi->rx_count + 1U);
+		pi->echo_ts = rnd32(r);
+		pi->echo_path_seq = rnd32(r);
+		pi->echo_psn = rnd32(r) & U24;
+		pi->echo_path_id = rndn(r, MROCE_WIRE_MAX_PATHS);
+		pi->echo_flags = rnd32(r) & MROCE_ECHO_DEFINED;
+		pi->ack_delay_us = rnd32(r);
+	}
+	pi->rate_hint_mbps = rnd32(r);
+	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
+		pi->sack[i] = rnd64(r) & rnd64(r);
+	pi->sack[0] &= ~1ULL;
+}
+
 /* A random packet description that the spec says is valid. */
 static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 {
 	const struct spec_op *so = spec_op(opcode);
 	bool ud = opcode == MROCE_OP_UD_SEND || opcode == MROCE_OP_UD_SEND_IMM;
-	int i;
 
 	memset(pi, 0, sizeof(*pi));
 	pi->opcode = opcode;
@@ -271,20 +291,7 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 	case MROCE_OP_ACK:
 		pi->path_seq = 0;
 		pi->msn = 0;
-		pi->rx_count = rndn(r, 8) ? 1 + rndn(r, 0xffff) : 0;
-		if (pi->rx_count) {
-			pi->ce_count = rndn(r, pi->rx_count + 1U);
-			pi->echo_ts = rnd32(r);
-			pi->echo_path_seq = rnd32(r);
-			pi->echo_psn = rnd32(r) & U24;
-			pi->echo_path_id = rndn(r, MROCE_WIRE_MAX_PATHS);
-			pi->echo_flags = rnd32(r) & MROCE_ECHO_DEFINED;
-			pi->ack_delay_us = rnd32(r);
-		}
-		pi->rate_hint_mbps = rnd32(r);
-		for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
-			pi->sack[i] = rnd64(r) & rnd64(r);
-		pi->sack[0] &= ~1ULL;
+		rnd_kh(r, pi);
 		break;
 	case MROCE_OP_PROBE:
 		pi->psn = 0;
@@ -305,24 +312,9 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 /* A random piggybacked ACK on the request @pi: PB_ACK, PBH and KH. */
 static void rnd_pb(struct rnd *r, struct mroce_pkt_info *pi)
 {
-	int i;
-
 	pi->flags |= SF_PB;
 	pi->ack_psn = rnd32(r) & U24;
-	pi->rx_count = rndn(r, 8) ? 1 + rndn(r, 0xffff) : 0;
-	if (pi->rx_count) {
-		pi->ce_count = rndn(r, pi->rx_count + 1U);
-		pi->echo_ts = rnd32(r);
-		pi->echo_path_seq = rnd32(r);
-		pi->echo_psn = rnd32(r) & U24;
-		pi->echo_path_id = rndn(r, MROCE_WIRE_MAX_PATHS);
-		pi->echo_flags = rnd32(r) & MROCE_ECHO_DEFINED;
-		pi->ack_delay_us = rnd32(r);
-	}
-	pi->rate_hint_mbps = rnd32(r);
-	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
-		pi->sack[i] = rnd64(r) & rnd64(r);
-	pi->sack[0] &= ~1ULL;
+	rnd_kh(r, pi);
 }
 
 /* What the parser reports besides the builder's input. */
