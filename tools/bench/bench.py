@@ -96,6 +96,10 @@ def parser():
     d.add_argument("--bottleneck-interval", type=float, default=0.1,
                    help="seconds between backlog samples")
     d.add_argument("--connect-timeout", type=float, default=180)
+    d.add_argument("--resume-after", type=int, default=0, metavar="N",
+                   help="pair: the plan's run N hung guest A, which the host "
+                        "rebooted with this one: record N as failed and go "
+                        "on with N + 1 (runs.jsonl holds 1..N-1)")
     h = sub.add_parser("hostmon")
     h.add_argument("--out", required=True)
     h.add_argument("--tag", required=True, help="string in our qemus' command lines")

@@ -66,6 +66,12 @@ class Agent:
         return {"gids": self.gids, "ncpu": os.cpu_count()}
 
     def op_start(self, req):
+        if req["id"] == os.environ.get("BENCH_AGENT_STALL"):
+            # run-bench.sh's reboot of a hung pair, checked on demand:
+            # this agent stops answering, as a hung guest A does
+            log(f"agent: BENCH_AGENT_STALL: stalling at {req['id']}")
+            while True:
+                time.sleep(3600)
         ok, err = self.end.start(req["id"], req["argv"],
                                  tuple(req["listen"]) if req.get("listen") else None,
                                  req.get("timeout", 30), req.get("env"))

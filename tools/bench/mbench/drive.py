@@ -506,14 +506,27 @@ class Driver:
 
     def run(self):
         self.ports()
-        self.stats("before")
         plan = make_plan(self.a)
-        log(f"{self.a.mode}: {len(plan)} runs")
-        with open(f"{self.a.results}/plan.json", "w") as f:
-            json.dump(plan, f, indent=1)
-        failed = 0
+        hung = self.a.resume_after
+        if hung:
+            # a second boot of the pair (run-bench.sh): the plan is the
+            # same; the runs before the hung one are in runs.jsonl already
+            p = plan[hung - 1]
+            log(f"{self.a.mode}: resuming after run {hung} of {len(plan)}")
+            self.finish(dict(p, id=run_id(hung, p), path=self.a.mode, ok=False,
+                             error="no answer from guest A: the pair was "
+                                   "rebooted (see pair-a.console)"),
+                        hung, len(plan), time.monotonic())
+        else:
+            self.stats("before")
+            log(f"{self.a.mode}: {len(plan)} runs")
+            with open(f"{self.a.results}/plan.json", "w") as f:
+                json.dump(plan, f, indent=1)
+        failed = 1 if hung else 0
         t0 = time.monotonic()
         for i, p in enumerate(plan, 1):
+            if i <= hung:
+                continue
             rec = self.run_one(p, i, len(plan))
             failed += not rec["ok"]
         self.set_loss(None)
