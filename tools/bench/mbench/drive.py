@@ -524,9 +524,7 @@ class Driver:
                 json.dump(plan, f, indent=1)
         failed = 1 if hung else 0
         t0 = time.monotonic()
-        for i, p in enumerate(plan, 1):
-            if i <= hung:
-                continue
+        for i, p in enumerate(plan[hung:], hung + 1):
             rec = self.run_one(p, i, len(plan))
             failed += not rec["ok"]
         self.set_loss(None)
