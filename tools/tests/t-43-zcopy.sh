@@ -11,6 +11,11 @@
 #             none do, and the data is right both ways
 #   read      ib_read_bw 64 KiB: the server's READ responses go
 #             zero-copy (its tx_zcopy_pkts)
+#   offloads  with scatter-gather, then checksum offload, turned off on
+#             both veth ends (ethtool -K), the stack would linearize
+#             fragments: request payloads and READ responses are copied
+#             (no tx_zcopy_pkts), the data still checked; zero-copy again
+#             once the offloads are back
 #   lifetime  packets outlive their region: ib_write_bw's client is
 #             killed (SIGKILL: its QPs, MRs and memory go at once) while
 #             300 ms of its packets wait in a netem delay on its link.
@@ -25,7 +30,7 @@
 . "$(dirname "$0")/rdma-lib.sh"
 
 [ "$RDMA_TRANSPORT" = mroce ] || skip "zero-copy transmit is mroce's"
-need_cmd ibv_rc_pingpong ib_write_bw tc
+need_cmd ibv_rc_pingpong ib_write_bw ib_read_bw tc ethtool
 setup_rdma_pair
 ZMIN=/sys/module/mroce/parameters/zcopy_min
 on_exit "echo 512 >$ZMIN"
@@ -59,13 +64,42 @@ echo 512 >$ZMIN
 
 # READ responses: the responder's payloads go zero-copy too (20 READs of
 # 64 KiB at path MTU 1024: 1280 responses from the server)
-z0=$(counter "$DEV_S" tx_zcopy_pkts)
-run_pair read 18704 60 \
-	ib_read_bw -d "$DEV_S" -x "$GID_S" -F -p 18704 -s 65536 -n 20 -- \
-	ib_read_bw -d "$DEV_C" -x "$GID_C" -F -p 18704 -s 65536 -n 20 "$ADDR_S"
-pair_ok "ib_read_bw 64 KiB x 20"
-zs=$(( $(counter "$DEV_S" tx_zcopy_pkts) - z0 ))
-check "READ responses went zero-copy ($zs)" test "$zs" -ge 1280
+# readbw NAME PORT: ZS, the server's zero-copy packets
+readbw() {
+	local z0
+
+	z0=$(counter "$DEV_S" tx_zcopy_pkts)
+	run_pair "$1" "$2" 60 \
+		ib_read_bw -d "$DEV_S" -x "$GID_S" -F -p "$2" -s 65536 -n 20 -- \
+		ib_read_bw -d "$DEV_C" -x "$GID_C" -F -p "$2" -s 65536 -n 20 "$ADDR_S"
+	pair_ok "$1: ib_read_bw 64 KiB x 20"
+	ZS=$(( $(counter "$DEV_S" tx_zcopy_pkts) - z0 ))
+}
+readbw read 18704
+check "READ responses went zero-copy ($ZS)" test "$ZS" -ge 1280
+
+# netdevs that take no fragments as they are (a virtio NIC whose host
+# offers no offloads): without scatter-gather, or without checksum
+# offload, the stack linearizes a fragmented packet before the driver,
+# so the payload is copied in the first place (mroce_pkt_frags_pay())
+port=18705
+for off in sg tx; do
+	require "ethtool -K veth2 $off off (client)" \
+		in_client ethtool -K veth2 "$off" off
+	require "ethtool -K veth1 $off off (server)" \
+		in_server ethtool -K veth1 "$off" off
+	pingpong "$off-off" $port
+	check_eq "$off off on the client's netdev: request payloads copied" 0 "$ZC"
+	check "$off off: the client still sent its 200 request packets ($PKTS)" \
+		test "$PKTS" -ge 200
+	readbw "read-$off-off" $((port + 1))
+	check_eq "$off off on the server's netdev: READ responses copied" 0 "$ZS"
+	in_client ethtool -K veth2 sg on tx on
+	in_server ethtool -K veth1 sg on tx on
+	port=$((port + 2))
+done
+pingpong offloads-back 18709
+check "offloads back: zero-copy again ($ZC)" test "$ZC" -ge 200
 
 # lifetime
 require "netem delay 300 ms on $CLIENT_NS's link" \

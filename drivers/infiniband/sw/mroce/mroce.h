@@ -1064,6 +1064,7 @@ void mroce_rq_release(struct mroce_qp *qp);
 
 /* mroce_pkt.c: packet construction and transmission */
 struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
+bool mroce_pkt_frags_pay(const struct mroce_qp *qp);
 int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 			struct mroce_pkt_info *pi, u16 sport);
 void mroce_pkt_send_chunk(struct mroce_qp *qp,

@@ -11,6 +11,7 @@
 #include <net/udp.h>
 
 #include "mroce.h"
+#include "mroce_net.h"
 #include "mroce_trace.h"
 
 /*
@@ -29,6 +30,29 @@ struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
 	if (skb)
 		skb_reserve(skb, room);
 	return skb;
+}
+
+/*
+ * Is zero-copy worth it for a packet of @qp, sent on its own?  Page
+ * fragments save the copy of the payload only where the netdev takes them
+ * as they are: with scatter-gather and checksum offload for the packet's
+ * family.  Without either the stack undoes them before the driver sees
+ * the packet (validate_xmit_skb() linearizes a fragmented packet for a
+ * netdev without NETIF_F_SG; skb_checksum_help() linearizes one with
+ * shared fragments): a new head, the same copy, and the page references
+ * for nothing.  A virtio NIC whose host offers no offloads is such a
+ * netdev.  The device loopback takes fragments as they are.  The netdev
+ * is the one the device is bound to, which a route almost always leaves
+ * by; a stale answer (features changed meanwhile) costs speed, not data.
+ */
+bool mroce_pkt_frags_pay(const struct mroce_qp *qp)
+{
+	netdev_features_t f = READ_ONCE(qp->mdev->ndev->features);
+	__be16 proto = qp->av.family == AF_INET ? htons(ETH_P_IP) :
+						  htons(ETH_P_IPV6);
+
+	return mroce_net_loop_av(&qp->av) ||
+	       ((f & NETIF_F_SG) && can_checksum_protocol(f, proto));
 }
 
 /*

@@ -376,15 +376,16 @@ static bool mroce_req_prep(struct mroce_qp *qp, u32 idx, u32 k, bool retx,
 
 /*
  * An skb holding payload bytes [@off, @off + @len) of @sw, as page
- * fragments when zero-copy applies, else copied; NULL if there is no
+ * fragments when zero-copy applies and the way out takes them (@frags,
+ * mroce_pkt_frags_pay()), else copied; NULL if there is no
  * memory (the loss timers resend what it was for), or if an MR went away
  * under the WQE (then the WQE has failed, in order).
  */
 static struct sk_buff *mroce_req_payload(struct mroce_qp *qp,
 					 struct mroce_swqe *sw, u32 off,
-					 u32 len, u32 npkts)
+					 u32 len, u32 npkts, bool frags)
 {
-	bool zcopy = mroce_swqe_zcopy(sw, off, len);
+	bool zcopy = frags && mroce_swqe_zcopy(sw, off, len);
 	struct sk_buff *skb;
 	int err = 0;
 
@@ -469,7 +470,7 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 		return;
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		mroce_req_pb_query(qp, (u32)now_us);
-	skb = mroce_req_payload(qp, sw, off, len, 1);
+	skb = mroce_req_payload(qp, sw, off, len, 1, mroce_pkt_frags_pay(qp));
 	if (!skb)
 		return;
 	/*
@@ -529,7 +530,8 @@ static void mroce_req_chunk_flush(struct mroce_qp *qp,
 	/* a chunk never carries an ACK: one held for a piggyback goes now */
 	if (mroce_qp_pb_ok(qp))
 		mroce_resp_pb_flush(qp);
-	skb = mroce_req_payload(qp, sw, ch->off, c->len, c->nsegs);
+	/* the provider takes the chunk apart itself, fragments or not */
+	skb = mroce_req_payload(qp, sw, ch->off, c->len, c->nsegs, true);
 	if (skb)
 		mroce_pkt_send_chunk(qp, xport, &ch->tmpl, c, skb);
 	else

@@ -689,7 +689,8 @@ static struct sk_buff *mroce_resp_read_pkt(struct mroce_qp *qp,
 	sge.addr = s->m.va + s->m.offset;
 	sge.length = len;
 	sge.lkey = s->m.rkey;
-	zcopy = mroce_sgl_zcopy_ok(&sge, &mr, 1, 0, len);
+	zcopy = mroce_pkt_frags_pay(qp) &&
+		mroce_sgl_zcopy_ok(&sge, &mr, 1, 0, len);
 	skb = mroce_pkt_alloc(qp, zcopy ? 0 : len);
 	if (!skb)
 		return NULL;
