@@ -50,7 +50,7 @@ HLEN = {"BH": 32, "DH": 16, "MH": 16, "RH": 24, "ATH": 16, "ARH": 8,
 
 NAK_PSN_SEQ_ERR, NAK_RNR, NAK_REMOTE_ACCESS, NAK_REMOTE_OP, \
     NAK_INVALID_REQUEST = 1, 2, 3, 4, 5
-ECHO_CE, ECHO_DUP, ECHO_PB = 1, 2, 4
+ECHO_CE, ECHO_DUP, ECHO_PB, ECHO_SEG = 1, 2, 4, 8
 # requests: PB_ACK adds PBH and KH (on a PROBE it is a question)
 REQUESTS = {0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x0a}
 MAX_PAYLOAD = 4096
@@ -160,7 +160,7 @@ def kh_parse(b, f):
     f["echo_path"], f["echo_psn"] = e >> 24, e & 0xffffff
     ws = struct.unpack(">QQQQ", b[24:56])
     f["sack"] = sum(w << (64 * i) for i, w in enumerate(ws))
-    return [f["echo_flags"] >> 3, r]
+    return [f["echo_flags"] >> 4, r]
 
 
 def parse(pkt):

@@ -21,7 +21,11 @@
 # none waits for a tail probe; at 4 KiB no packet has room at all.  mroce-verify (SEND/WRITE/READ of
 # 0 B to 256 KiB, every byte checked) with pb_ack on; then the 8 B
 # ping-pong through 5 % netem loss of every packet but ACK packets, both
-# ways: buffers checked, resends, piggybacked ACKs still used.  Last,
+# ways: buffers checked, resends, piggybacked ACKs still used; and a
+# checked 64 KiB ping-pong through the same loss in large segments
+# (their resends cut as the message was).  Large segments (the same
+# PROBE's ECHO_SEG): a checked 4 KiB ping-pong takes 3 packets a message
+# with seg=1, 4 with seg=0.  Last,
 # pb_ack=2 (no question asked) piggybacks as well; pb_ack=0 sends no
 # PB_ACK at all.  ib_write_lat with its ends on CPUs 0 and 1 (the ACK
 # sent by the CPU the request arrived on, while the other one answers)
@@ -34,9 +38,13 @@
 need_cmd ibv_rc_pingpong ib_write_lat ib_send_lat taskset tc
 setup_rdma_pair
 PB=/sys/module/mroce/parameters/pb_ack
+SEG=/sys/module/mroce/parameters/seg
 require "the module has pb_ack" test -w "$PB"
+require "the module has seg" test -w "$SEG"
 check_eq "pb_ack is 1 (ask the peer) by default" 1 "$(cat "$PB")"
-on_exit "echo 1 > $PB 2>/dev/null"
+check_eq "seg is 1 (large segments once the peer agrees) by default" 1 \
+	"$(cat "$SEG")"
+on_exit "echo 1 > $PB 2>/dev/null; echo 1 > $SEG 2>/dev/null"
 
 port=18600
 # snap: the four ACK counters of both devices, "NAME=VALUE ..."
@@ -135,7 +143,9 @@ if pair_ok "ib_write_lat 8 B x $n on CPUs 0 and 1 with pb_ack"; then
 fi
 
 # full-size packets: no room; a held ACK leaves as an ACK packet with the
-# answer's first packet, none waits for a tail probe
+# answer's first packet, none waits for a tail probe.  At the PMTU (seg=0):
+# 1388-byte large segments would leave room in a 4 KiB message's last one
+echo 0 >"$SEG"
 for size in 3000 4096; do
 	port=$((port + 1))
 	b=$(snap)
@@ -153,6 +163,41 @@ for size in 3000 4096; do
 		   $(delta "$b" "$a" "$DEV_C.tx_acks_pb")))
 	log "RESULT pingpong $size B with pb_ack: $(sed -n 's/^[0-9]* iters in [0-9.]* seconds = \([0-9.]*\) usec\/iter.*/\1 usec\/iter/p' "$CLI_OUT"), tail probes $n"
 done
+echo 1 >"$SEG"
+
+# Large segments (spec "Large segments"): the capability PROBE's answer
+# carries ECHO_SEG, and SEND/WRITE messages are then cut at what the
+# 1500-byte veth holds (1388 bytes), not at the PMTU (1024).  A checked
+# 4 KiB ping-pong: 3 packets a message instead of 4 (data packets: sent
+# less ACK packets, PROBEs and resends).
+# lseg NAME SEGMODE: DATA, the data packets both sides sent
+lseg() {
+	local b a t0 t1
+	echo "$2" >"$SEG"
+	port=$((port + 1))
+	b=$(snap)
+	t0=$(($(counter "$DEV_S" tx_pkts) + $(counter "$DEV_C" tx_pkts) -
+	      $(counter "$DEV_S" tx_retx_pkts) - $(counter "$DEV_C" tx_retx_pkts)))
+	run_pair "$1" "$port" 120 \
+		ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" -s 4096 -n 200 -c -- \
+		ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -s 4096 -n 200 -c "$ADDR_S"
+	pair_ok "$1: ibv_rc_pingpong 4 KiB x 200, buffers checked, seg=$2"
+	a=$(snap)
+	t1=$(($(counter "$DEV_S" tx_pkts) + $(counter "$DEV_C" tx_pkts) -
+	      $(counter "$DEV_S" tx_retx_pkts) - $(counter "$DEV_C" tx_retx_pkts)))
+	DATA=$((t1 - t0 - $(delta "$b" "$a" "$DEV_S.tx_acks") -
+		$(delta "$b" "$a" "$DEV_C.tx_acks") -
+		$(delta "$b" "$a" "$DEV_S.tx_probes") -
+		$(delta "$b" "$a" "$DEV_C.tx_probes")))
+	log "$1: seg=$2, $DATA data packets for 400 messages of 4 KiB"
+	echo 1 >"$SEG"
+}
+lseg lseg-on 1
+check "seg=1: 3 packets per 4 KiB message after the answer ($DATA for 400; 1600 at the PMTU)" \
+	test "$DATA" -le 1250
+lseg lseg-off 0
+check "seg=0: 4 packets per 4 KiB message, PMTU segments ($DATA for 400)" \
+	test "$DATA" -ge 1600
 
 verify_pair verify-pb 262144 28
 
@@ -185,18 +230,36 @@ run_pair "pingpong-loss5" "$port" 200 \
 pair_ok "ibv_rc_pingpong 8 B x 500, buffers checked, 5 % loss, pb_ack"
 a=$(snap)
 r1=$(($(counter "$DEV_S" tx_retx_pkts) + $(counter "$DEV_C" tx_retx_pkts)))
+check_eq "loss: no invalid data" "" \
+	"$(grep -hi 'invalid data' "$SRV_OUT" "$CLI_OUT")"
+# large segments resent through loss: each resend cut as its message was
+# (MR-131), else the receiver fails the message (NAK INVALID_REQUEST)
+# or places bytes at the wrong offset, which the buffer check sees
+port=$((port + 1))
+q0=$(($(counter "$DEV_S" tx_retx_pkts) + $(counter "$DEV_C" tx_retx_pkts)))
+run_pair "pingpong-64k-loss5" "$port" 200 \
+	ibv_rc_pingpong -d "$DEV_S" -g "$GID_S" -p "$port" -s 65536 -n 40 -c -- \
+	ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -s 65536 -n 40 -c "$ADDR_S"
+pair_ok "ibv_rc_pingpong 64 KiB x 40, buffers checked, 5 % loss, large segments"
+q1=$(($(counter "$DEV_S" tx_retx_pkts) + $(counter "$DEV_C" tx_retx_pkts)))
+check "64 KiB through loss: large segments resent ($((q1 - q0)))" \
+	test "$((q1 - q0))" -gt 0
+check_eq "64 KiB through loss: no invalid data" "" \
+	"$(grep -hi 'invalid data' "$SRV_OUT" "$CLI_OUT")"
+check_eq "64 KiB through loss: no INVALID_REQUEST NAK" 0 \
+	$(($(counter "$DEV_S" tx_naks_inv_req) + $(counter "$DEV_C" tx_naks_inv_req)))
 log "$(in_h2 tc -s qdisc show dev veth2 | tr '\n' ' ')"
 in_h1 tc qdisc del dev veth1 root
 in_h2 tc qdisc del dev veth2 root
-check_eq "loss: no invalid data" "" \
-	"$(grep -hi 'invalid data' "$SRV_OUT" "$CLI_OUT")"
 check "loss: packets resent ($((r1 - r0)))" test "$((r1 - r0))" -gt 0
 pb=$(($(delta "$b" "$a" "$DEV_S.tx_acks_pb") + $(delta "$b" "$a" "$DEV_C.tx_acks_pb")))
 check "loss: piggybacked ACKs used ($pb of 1000 requests)" test "$pb" -gt 500
 log "at 5 % loss: piggybacked $pb, stale (rx_drop_ack_range) $(($(delta "$b" "$a" "$DEV_S.rx_drop_ack_range") + $(delta "$b" "$a" "$DEV_C.rx_drop_ack_range"))), tail probes $(($(delta "$b" "$a" "$DEV_S.tlp_probes") + $(delta "$b" "$a" "$DEV_C.tlp_probes")))"
 check_eq "no packet dropped as malformed" 0 "$(malformed_drops)"
 
+# pb_ack=2 with seg=0: nothing to ask
 echo 2 >"$PB"
+echo 0 >"$SEG"
 port=$((port + 1))
 b=$(snap)
 run_pair "pingpong-always" "$port" 120 \
@@ -209,6 +272,7 @@ if pair_ok "ibv_rc_pingpong 8 B x 500 with pb_ack=2"; then
 		$(($(delta "$b" "$a" "$DEV_S.tx_probes") +
 		   $(delta "$b" "$a" "$DEV_C.tx_probes")))
 fi
+echo 1 >"$SEG"
 
 echo 0 >"$PB"
 port=$((port + 1))

@@ -53,8 +53,9 @@ pingpong() {
 
 check_eq "zcopy_min defaults to 512" 512 "$(cat $ZMIN)"
 pingpong zcopy 18700
-# 50 SENDs of 4 KiB at path MTU 1024: 200 request packets
-check "every request packet went zero-copy ($ZC)" test "$ZC" -ge 200
+# 50 SENDs of 4 KiB in 1388-byte large segments (the default seg=1 on a
+# 1500-byte veth): 150 request packets (200 at the path MTU, 1024)
+check "every request packet went zero-copy ($ZC)" test "$ZC" -ge 150
 check "ACKs are not zero-copy ($ZC of $PKTS)" test "$ZC" -lt "$PKTS"
 
 echo 0 >$ZMIN
@@ -90,8 +91,8 @@ for off in sg tx; do
 		in_server ethtool -K veth1 "$off" off
 	pingpong "$off-off" $port
 	check_eq "$off off on the client's netdev: request payloads copied" 0 "$ZC"
-	check "$off off: the client still sent its 200 request packets ($PKTS)" \
-		test "$PKTS" -ge 200
+	check "$off off: the client still sent its 150 request packets ($PKTS)" \
+		test "$PKTS" -ge 150
 	readbw "read-$off-off" $((port + 1))
 	check_eq "$off off on the server's netdev: READ responses copied" 0 "$ZS"
 	in_client ethtool -K veth2 sg on tx on
@@ -99,7 +100,7 @@ for off in sg tx; do
 	port=$((port + 2))
 done
 pingpong offloads-back 18709
-check "offloads back: zero-copy again ($ZC)" test "$ZC" -ge 200
+check "offloads back: zero-copy again ($ZC)" test "$ZC" -ge 150
 
 # lifetime
 require "netem delay 300 ms on $CLIENT_NS's link" \
@@ -135,4 +136,4 @@ wait $srv 2>/dev/null
 in_client tc qdisc del dev veth2 root
 # the pages are released: a new pingpong works on memory reused since
 pingpong after-kill 18703
-check "zero-copy again after the kill ($ZC)" test "$ZC" -ge 200
+check "zero-copy again after the kill ($ZC)" test "$ZC" -ge 150

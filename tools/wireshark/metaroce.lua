@@ -192,7 +192,8 @@ field("kh_echo_flags", U8, "kh.echo_flags", "Echo flags", HEX)
 field("kh_echo_ce", ProtoField.bool, "kh.echo_ce", "ECHO_CE", 8, nil, 0x01)
 field("kh_echo_dup", ProtoField.bool, "kh.echo_dup", "ECHO_DUP", 8, nil, 0x02)
 field("kh_echo_pb", ProtoField.bool, "kh.echo_pb", "ECHO_PB", 8, nil, 0x04)
-field("kh_echo_rsv", U8, "kh.echo_flags_reserved", "Reserved echo flags", HEX, nil, 0xf8)
+field("kh_echo_seg", ProtoField.bool, "kh.echo_seg", "ECHO_SEG", 8, nil, 0x08)
+field("kh_echo_rsv", U8, "kh.echo_flags_reserved", "Reserved echo flags", HEX, nil, 0xf0)
 field("kh_rsv", U8, "kh.reserved", "Reserved (byte 23)", HEX)
 field("kh_sack_word", U64, "kh.sack.word", "SACK word", HEX)
 field("kh_sack_psn", U24, "kh.sack.psn", "SACKed PSN", HEX)
@@ -608,8 +609,9 @@ function Ctx:kh(tree, off, _, epsn_off)
 	efi:add(f.kh_echo_ce, self.tvb(off + 22, 1))
 	efi:add(f.kh_echo_dup, self.tvb(off + 22, 1))
 	efi:add(f.kh_echo_pb, self.tvb(off + 22, 1))
+	efi:add(f.kh_echo_seg, self.tvb(off + 22, 1))
 	local ersv = efi:add(f.kh_echo_rsv, self.tvb(off + 22, 1))
-	if band(echo_flags, 0xf8) ~= 0 then
+	if band(echo_flags, 0xf0) ~= 0 then
 		self:defect(6, "reserved", ersv, "Reserved echo flags set")
 	end
 	if btest(echo_flags, 1) then

@@ -248,6 +248,10 @@ def cases():
               None))
     c.append(("ack echo_pb", bh(0x10, psn=3) + kh(rx_count=1, echo_flags=4),
               {"metaroce.kh.echo_pb": "1"}, None))
+    c.append(("ack echo_pb echo_seg",
+              bh(0x10, psn=3) + kh(rx_count=1, echo_flags=0xc),
+              {"metaroce.kh.echo_pb": "1", "metaroce.kh.echo_seg": "1"},
+              None))
     # P1..P12: every drop counter, from the first failing check
     good_ack = bh(0x10, psn=0x10) + kh((), rx_count=1)
     bad = [
@@ -281,7 +285,7 @@ def cases():
          dh(0, 0, rq_seq=1), "rx_drop_reserved"),
         ("P6 fetch_add compare", bh(0x08) + mh(0, 1) +
          struct.pack(">QQ", 1, 2), "rx_drop_reserved"),
-        ("P6 echo flag 3", bh(0x10) + kh(rx_count=1, echo_flags=8),
+        ("P6 echo flag 4", bh(0x10) + kh(rx_count=1, echo_flags=0x10),
          "rx_drop_reserved"),
         ("P7 flag", bh(0x05, flags=0x01) + mh(0, 1) + rh(0, 1, 1, 0, 1),
          "rx_drop_flags"),

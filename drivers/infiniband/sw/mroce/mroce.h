@@ -442,6 +442,7 @@ struct mroce_swqe {
 	u32 length;			/* total payload bytes */
 	u32 first_psn;
 	u32 npkts;			/* PSNs taken: 1 for READ/ATOMIC */
+	u32 seg;			/* SEND/WRITE: payload per packet */
 	u32 msn;
 	u32 rq_seq;
 	u32 sent;			/* packets sent at least once */
@@ -586,6 +587,7 @@ struct mroce_qp {
 		 * when.
 		 */
 		bool peer_pb;
+		bool peer_seg;		/* ... with ECHO_SEG too */
 		u8 pb_queries;
 		u32 pb_query_us;
 		struct timer_list rnr_timer;
@@ -872,6 +874,7 @@ extern unsigned int mroce_num_paths;
 extern unsigned int mroce_qdelay_target_us;
 extern unsigned int mroce_hint_epoch_us;
 extern unsigned int mroce_pb_ack;
+extern unsigned int mroce_seg;		/* MROCE_PB_*, as pb_ack */
 #define MROCE_PB_OFF		0
 #define MROCE_PB_AUTO		1	/* after the peer's answer */
 #define MROCE_PB_ALWAYS		2
@@ -888,6 +891,7 @@ extern unsigned int mroce_zcopy_min;
 void mroce_port_update(struct mroce_dev *mdev);
 enum ib_port_state mroce_port_state(const struct mroce_dev *mdev);
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev);
+u32 mroce_port_seg(const struct mroce_dev *mdev);
 void mroce_dealloc_driver(struct ib_device *ibdev);
 
 /* mroce_pool.c */

@@ -252,6 +252,9 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	 */
 	if (pi->echo_flags & MROCE_ECHO_PB) {
 		WRITE_ONCE(qp->sq.peer_pb, true);
+		/* ... and large segments (mroce_req_seg()) */
+		if (pi->echo_flags & MROCE_ECHO_SEG)
+			WRITE_ONCE(qp->sq.peer_seg, true);
 		echo = false;
 	}
 	if (echo)

@@ -103,6 +103,20 @@ module_param_cb(pb_ack, &mroce_pb_ack_ops, &mroce_pb_ack, 0644);
 MODULE_PARM_DESC(pb_ack,
 		 "ACKs on request packets: 0 never, 1 with peers that answer the capability probe (default), 2 always");
 
+/*
+ * Large segments (spec "Large segments"): SEND and WRITE packets carry as
+ * much payload as the netdev MTU holds (1388 bytes on a 1500-byte link
+ * rather than the PMTU's 1024; at most MROCE_SEG_MAX, 4096) on
+ * connections whose path MTU is the port's active MTU.  A receiver of an
+ * earlier revision fails such a message (NAK INVALID_REQUEST), so with
+ * agreement only: 1 (default) after the peer answered the capability
+ * PROBE with ECHO_SEG, 2 always, 0 never.
+ */
+unsigned int mroce_seg = MROCE_PB_AUTO;
+module_param_cb(seg, &mroce_pb_ack_ops, &mroce_seg, 0644);
+MODULE_PARM_DESC(seg,
+		 "SEND/WRITE payload per packet beyond the path MTU, as the netdev MTU allows: 0 never, 1 with peers that answer the capability probe (default), 2 always");
+
 /* Zero-copy transmit's smallest payload (mroce_sgl_zcopy_ok()). */
 unsigned int mroce_zcopy_min = MROCE_ZCOPY_MIN_DEF;
 module_param_named(zcopy_min, mroce_zcopy_min, uint, 0644);
@@ -122,6 +136,17 @@ enum ib_port_state mroce_port_state(const struct mroce_dev *mdev)
 
 	return netif_running(ndev) && netif_carrier_ok(ndev) ?
 		IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+/*
+ * Large segments: the largest SEND or WRITE payload whose packets, with
+ * all headers, fit the netdev MTU (at most MROCE_SEG_MAX).
+ */
+u32 mroce_port_seg(const struct mroce_dev *mdev)
+{
+	int room = (int)READ_ONCE(mdev->ndev->mtu) - (int)mroce_wire_pkt_bytes(0);
+
+	return clamp(room, 0, MROCE_SEG_MAX);
 }
 
 /* Largest IB MTU whose packets, with all headers, fit the netdev MTU. */

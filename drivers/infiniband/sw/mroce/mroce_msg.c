@@ -37,11 +37,22 @@ bool mroce_msg_track_seg(struct mroce_msg_track *t,
 			return false;	/* the previous message never ended */
 		t->first = *seg;
 		t->first_psn = psn;
+		/*
+		 * The message's segment size: its first packet's payload,
+		 * unless that is all of it.  At least the PMTU, at most
+		 * MROCE_SEG_MAX; the PMTU itself without large segments.
+		 */
+		t->seg = seg->payload_len;
+		if (!(seg->flags & MROCE_F_LAST) &&
+		    (t->seg < pmtu || t->seg > MROCE_SEG_MAX))
+			return false;
 	} else if (!t->open || !mroce_msg_same(&t->first, seg, op->props)) {
 		return false;
 	}
-	/* the k-th packet carries the k-th PMTU segment */
-	if (seg->offset != (u64)mroce_psn_fwd(t->first_psn, psn) * pmtu)
+	if (seg->payload_len > MROCE_SEG_MAX)
+		return false;
+	/* the k-th packet carries the k-th segment */
+	if (seg->offset != (u64)mroce_psn_fwd(t->first_psn, psn) * t->seg)
 		return false;
 	end = (u64)seg->offset + seg->payload_len;
 	if (seg->flags & MROCE_F_LAST) {
@@ -51,5 +62,5 @@ bool mroce_msg_track_seg(struct mroce_msg_track *t,
 	/* a full segment, with more of the message after it */
 	t->open = true;
 	return !(seg->flags & MROCE_F_SOLICITED) &&
-	       seg->payload_len == pmtu && end < seg->msg_len;
+	       seg->payload_len == t->seg && end < seg->msg_len;
 }

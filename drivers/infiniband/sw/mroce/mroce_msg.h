@@ -3,9 +3,12 @@
  * mroce responder's message check (spec: "Packet-level validation", C10,
  * across the packets of one message).
  *
- * A SEND or WRITE of n bytes is ceil(n / PMTU) packets (one if n is 0)
- * with consecutive PSNs: FIRST at offset 0, full PMTU segments at
- * consecutive offsets, LAST where the message ends.  Every packet repeats
+ * A SEND or WRITE of n bytes is ceil(n / SEG) packets (one if n is 0)
+ * with consecutive PSNs: FIRST at offset 0, full segments at consecutive
+ * offsets, LAST where the message ends.  SEG, the message's segment size,
+ * is the PMTU, or with large segments (spec "Large segments") anything
+ * from the PMTU to MROCE_SEG_MAX: the first packet's payload says which,
+ * unless it is the only packet.  Every packet repeats
  * the message's opcode, MSN and length and, as its opcode has them, the
  * address and rkey (WRITE), the receive WQE's rq_seq and the immediate
  * data; SOLICITED may mark only the last.  No other request (READ,
@@ -42,6 +45,7 @@ struct mroce_msg_seg {
 struct mroce_msg_track {
 	bool open;		/* its first packet was checked, not its last */
 	u32 first_psn;
+	u32 seg;		/* its segment size */
 	struct mroce_msg_seg first;
 };
 
@@ -52,8 +56,8 @@ static inline void mroce_msg_track_init(struct mroce_msg_track *t)
 
 /*
  * The request packet @seg at @psn, next in PSN order, with path MTU
- * @pmtu: true if it continues (or starts, or is) a message as a
- * requester sends it.  Updates @t.  After false, @t is undefined: the
+ * @pmtu (the smallest segment size): true if it continues (or starts,
+ * or is) a message as a requester sends it.  Updates @t.  After false, @t is undefined: the
  * caller fails the connection.
  */
 bool mroce_msg_track_seg(struct mroce_msg_track *t,

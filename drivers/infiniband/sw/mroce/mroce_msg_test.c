@@ -2,8 +2,10 @@
 /*
  * KUnit suite for the responder's message check (mroce_msg.h): messages
  * as a requester sends them pass, at every length around the PMTU and
- * across the PSN wrap; each field a later packet repeats, changed alone,
- * fails; so do segments out of place and requests inside a message.
+ * across the PSN wrap, cut at the PMTU or in large segments; each field a
+ * later packet repeats, changed alone, fails; so do segments out of
+ * place, segments of two sizes in one message, segments below the PMTU
+ * or above MROCE_SEG_MAX, and requests inside a message.
  */
 
 #include <kunit/test.h>
@@ -15,16 +17,17 @@
 #define PMTU	1024U
 #define MAXSEG	8
 
-/* The packets a requester sends for one message of @len bytes. */
-static u32 msg_build(struct mroce_msg_seg *seg, u8 op, u32 len, u32 msn)
+/* The packets a requester sends for a message of @len bytes, @sz each. */
+static u32 msg_build_seg(struct mroce_msg_seg *seg, u8 op, u32 len, u32 msn,
+			 u32 sz)
 {
-	u32 n = len ? DIV_ROUND_UP(len, PMTU) : 1, k;
+	u32 n = len ? DIV_ROUND_UP(len, sz) : 1, k;
 
 	for (k = 0; k < n; k++) {
 		seg[k] = (struct mroce_msg_seg){
 			.opcode = op, .msn = msn, .msg_len = len,
-			.offset = k * PMTU,
-			.payload_len = min(PMTU, len - k * PMTU),
+			.offset = k * sz,
+			.payload_len = min(sz, len - k * sz),
 			.va = 0x10000, .rkey = 0x1234, .rq_seq = 7,
 			.imm = 0xabcd,
 		};
@@ -34,6 +37,12 @@ static u32 msg_build(struct mroce_msg_seg *seg, u8 op, u32 len, u32 msn)
 			seg[k].flags |= MROCE_F_LAST | MROCE_F_SOLICITED;
 	}
 	return n;
+}
+
+/* ... cut at the PMTU */
+static u32 msg_build(struct mroce_msg_seg *seg, u8 op, u32 len, u32 msn)
+{
+	return msg_build_seg(seg, op, len, msn, PMTU);
 }
 
 /* Feed @n packets from @psn; returns how many passed before one failed. */
@@ -189,8 +198,69 @@ static void mroce_msg_test_structure(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, mroce_msg_track_seg(&t, &ack, 10, PMTU));
 }
 
+/*
+ * Large segments: any size from the PMTU to MROCE_SEG_MAX, the same for
+ * every packet of a message; the first packet says which.
+ */
+static void mroce_msg_test_large(struct kunit *test)
+{
+	static const u32 sizes[] = { PMTU, PMTU + 1, 1388, 2048,
+				     MROCE_SEG_MAX - 1, MROCE_SEG_MAX };
+	struct mroce_msg_seg seg[MAXSEG];
+	struct mroce_msg_track t;
+	u32 psn = MROCE_PSN_MASK - 1, msn = 0, i, n, len;
+
+	mroce_msg_track_init(&t);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		/* three full segments and a short last one */
+		len = 3 * sizes[i] + 7;
+		n = msg_build_seg(seg, MROCE_OP_WRITE, len, msn++, sizes[i]);
+		KUNIT_EXPECT_EQ_MSG(test, msg_feed(&t, seg, n, psn), n,
+				    "segments of %u", sizes[i]);
+		psn = mroce_psn_add(psn, n);
+		/* a one-packet message of up to MROCE_SEG_MAX bytes */
+		n = msg_build_seg(seg, MROCE_OP_SEND, sizes[i], msn++,
+				  sizes[i]);
+		KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, n, psn), 1U);
+		psn = mroce_psn_add(psn, n);
+	}
+
+	/* a first segment below the PMTU, or above MROCE_SEG_MAX */
+	msg_build_seg(seg, MROCE_OP_WRITE, 3 * PMTU, 1, PMTU - 1);
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 3, 10), 0U);
+	msg_build_seg(seg, MROCE_OP_WRITE, 3 * (MROCE_SEG_MAX + 1), 1,
+		      MROCE_SEG_MAX + 1);
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 3, 10), 0U);
+	/* ... and one packet larger than MROCE_SEG_MAX */
+	msg_build_seg(seg, MROCE_OP_SEND, MROCE_SEG_MAX + 1, 1,
+		      MROCE_SEG_MAX + 1);
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 1, 10), 0U);
+
+	/* a first packet of 1388, then PMTU segments at PMTU offsets */
+	msg_build_seg(seg, MROCE_OP_WRITE, 4 * PMTU, 1, PMTU);
+	seg[0].payload_len = 1388;
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 4, 10), 1U);
+
+	/* 1388-byte segments, but the second at the PMTU's offset */
+	msg_build_seg(seg, MROCE_OP_WRITE, 3 * 1388, 1, 1388);
+	seg[1].offset = PMTU;
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 3, 10), 1U);
+
+	/* 1388-byte segments, the second one a byte shorter */
+	msg_build_seg(seg, MROCE_OP_WRITE, 3 * 1388, 1, 1388);
+	seg[1].payload_len--;
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 3, 10), 1U);
+}
+
 static struct kunit_case mroce_msg_cases[] = {
 	KUNIT_CASE(mroce_msg_test_valid),
+	KUNIT_CASE(mroce_msg_test_large),
 	KUNIT_CASE(mroce_msg_test_fields),
 	KUNIT_CASE(mroce_msg_test_structure),
 	{}

@@ -271,10 +271,10 @@ static u32 mroce_req_fill(struct mroce_qp *qp, const struct mroce_swqe *sw,
 		return 0;
 	}
 
-	/* SEND and WRITE: one PMTU segment of the message */
+	/* SEND and WRITE: one segment of the message */
 	op = mroce_wire_opinfo(pi->opcode);
-	*off = k * qp->pmtu;
-	len = min(qp->pmtu, sw->length - *off);
+	*off = k * sw->seg;
+	len = min(sw->seg, sw->length - *off);
 	pi->offset = *off;
 	pi->msg_len = sw->length;
 	if (k == 0)
@@ -424,11 +424,13 @@ bool mroce_qp_pb_ok(const struct mroce_qp *qp)
 }
 
 /*
- * pb_ack = 1: ask the peer whether it accepts PB_ACK, with a PROBE that
- * carries the flag (spec "Piggybacked acknowledgment", agreement): one
- * with the connection's first request packet, and again one RTO later,
- * MROCE_PB_QUERIES in all, until it answers with ECHO_PB.  A peer without
- * the revision drops the PROBE (rx_drop_flags) and is never asked more.
+ * pb_ack = 1 or seg = 1: ask the peer whether it accepts PB_ACK (and
+ * large segments), with a PROBE that carries the flag (spec "Piggybacked
+ * acknowledgment", agreement): one with the connection's first request
+ * packet, and again one RTO later, MROCE_PB_QUERIES in all, until it
+ * answers with ECHO_PB (and ECHO_SEG if it takes large segments).  A peer
+ * without the revision drops the PROBE (rx_drop_flags) and is never
+ * asked more.
  */
 static void mroce_req_pb_query(struct mroce_qp *qp, u32 now_us)
 {
@@ -439,7 +441,8 @@ static void mroce_req_pb_query(struct mroce_qp *qp, u32 now_us)
 	};
 	struct sk_buff *skb;
 
-	if (READ_ONCE(mroce_pb_ack) != MROCE_PB_AUTO || qp->sq.peer_pb ||
+	if ((READ_ONCE(mroce_pb_ack) != MROCE_PB_AUTO &&
+	     READ_ONCE(mroce_seg) != MROCE_PB_AUTO) || qp->sq.peer_pb ||
 	    qp->sq.pb_queries >= MROCE_PB_QUERIES ||
 	    (qp->sq.pb_queries &&
 	     now_us - qp->sq.pb_query_us < mroce_rto_us(&qp->sq.rto)))
@@ -479,7 +482,7 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_RC && mroce_qp_pb_ok(qp)) {
 		if (mroce_wire_opinfo(pi.opcode)->hdr_len + MROCE_HLEN_PB_ACK +
-		    len <= MROCE_HLEN_MAX_DATA + qp->pmtu)
+		    len <= MROCE_HLEN_MAX_DATA + max(qp->pmtu, sw->seg))
 			mroce_resp_pb_ack(qp, &pi, (u32)now_us, retx);
 		else
 			mroce_resp_pb_flush(qp);
@@ -573,7 +576,7 @@ static void mroce_req_chunk_add(struct mroce_qp *qp,
 		ch->path = path;
 		ch->off = off;
 		ch->tmpl = pi;
-		c->mss = qp->pmtu;
+		c->mss = qp->sq.wqe[idx & qp->sq.ring.mask].seg;
 	}
 	seg = &c->seg[c->nsegs++];
 	seg->flags = pi.flags;
@@ -604,11 +607,37 @@ void mroce_req_probe(struct mroce_qp *qp, int id, u32 seq)
 	mroce_pkt_send_path(qp, skb, &pi, mroce_path_sport(qp, id));
 }
 
-/* Give the WQE just fetched its PSNs, MSN and rq_seq. */
+/*
+ * The segment size of a SEND or WRITE fetched now: the PMTU, or large
+ * segments (spec "Large segments": as many bytes as the netdev MTU holds
+ * with the largest data headers) where the peer accepts them (module
+ * parameter seg) and the consumer asked for the port's own MTU.  A
+ * smaller path MTU is the consumer's choice, kept.  Fixed for the message
+ * once taken: its resends cut it the same way.
+ */
+static u32 mroce_req_seg(const struct mroce_qp *qp)
+{
+	switch (READ_ONCE(mroce_seg)) {
+	case MROCE_PB_ALWAYS:
+		break;
+	case MROCE_PB_AUTO:
+		if (READ_ONCE(qp->sq.peer_seg))
+			break;
+		fallthrough;
+	default:
+		return qp->pmtu;
+	}
+	if (qp->pmtu != ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)))
+		return qp->pmtu;
+	return max(mroce_port_seg(qp->mdev), qp->pmtu);
+}
+
+/* Give the WQE just fetched its PSNs, MSN, rq_seq and segment size. */
 static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 {
 	u16 mask = sw->op->mask;
 
+	sw->seg = qp->pmtu;
 	sw->first_psn = qp->sq.psn;
 	sw->msn = qp->sq.msn;
 	if (mask & MROCE_WR_READ) {
@@ -624,7 +653,8 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 		sw->npkts = 1;
 		qp->sq.msn++;
 	} else {
-		sw->npkts = mroce_segs(qp, sw->length);
+		sw->seg = mroce_req_seg(qp);
+		sw->npkts = max(1U, DIV_ROUND_UP(sw->length, sw->seg));
 		qp->sq.msn++;
 	}
 	qp->sq.msn &= MROCE_WIRE_U24_MASK;

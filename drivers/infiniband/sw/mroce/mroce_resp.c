@@ -991,15 +991,20 @@ static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi
 }
 
 /*
- * C10: a SEND or WRITE packet is one PMTU segment of its message: no
- * more than the PMTU, at a multiple of it, and a full PMTU unless it is
- * the last.  Anything else the requester could not have sent.
+ * C10, as far as one packet shows it: a SEND or WRITE packet is one
+ * segment of its message, at most MROCE_SEG_MAX bytes (large segments:
+ * the peer may use segments longer than the PMTU; the wire parser's P11
+ * bounds it already), and at least the PMTU unless it is the last.  That
+ * the segments of a message are all the same size and each at its place
+ * is checked in PSN order (mroce_resp_msg_ok()): a packet alone does not
+ * tell its message's segment size.  Anything else the requester could
+ * not have sent.
  */
 static bool mroce_resp_segment_ok(const struct mroce_qp *qp,
 				  const struct mroce_pkt_info *pi)
 {
-	return pi->payload_len <= qp->pmtu && !(pi->offset % qp->pmtu) &&
-	       ((pi->flags & MROCE_F_LAST) || pi->payload_len == qp->pmtu);
+	return pi->payload_len <= MROCE_SEG_MAX &&
+	       ((pi->flags & MROCE_F_LAST) || pi->payload_len >= qp->pmtu);
 }
 
 /*
@@ -1013,10 +1018,13 @@ void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
 	} else if (mroce_qp_receives(qp)) {
 		qp->rq.since_ack++;
-		/* PB_ACK on a PROBE asks whether we accept them: we do */
+		/*
+		 * PB_ACK on a PROBE asks whether we accept them: we do, and
+		 * large segments too
+		 */
 		mroce_resp_ack_flags(qp, pi, 0, 0, 0,
 				     pi->flags & MROCE_F_PB_ACK ?
-				     MROCE_ECHO_PB : 0);
+				     MROCE_ECHO_PB | MROCE_ECHO_SEG : 0);
 	} else {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_QP_STATE, 1);
 	}

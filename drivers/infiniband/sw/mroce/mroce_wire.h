@@ -326,7 +326,16 @@ enum mroce_opcode {
 #define MROCE_ECHO_CE		BIT(0)	/* triggering packet arrived CE */
 #define MROCE_ECHO_DUP		BIT(1)	/* ... was a duplicate */
 #define MROCE_ECHO_PB		BIT(2)	/* ... a PB_ACK PROBE: accepted */
-#define MROCE_ECHO_DEFINED	(MROCE_ECHO_CE | MROCE_ECHO_DUP | MROCE_ECHO_PB)
+#define MROCE_ECHO_SEG		BIT(3)	/* ... and large segments accepted */
+#define MROCE_ECHO_DEFINED	(MROCE_ECHO_CE | MROCE_ECHO_DUP | MROCE_ECHO_PB | \
+				 MROCE_ECHO_SEG)
+
+/*
+ * Large segments: the largest segment size of a SEND or WRITE message
+ * (the PMTU, or with the peer's agreement anything up to this; spec
+ * "Large segments"): the largest payload any packet may carry (P11).
+ */
+#define MROCE_SEG_MAX		MROCE_WIRE_MAX_PAYLOAD
 
 /* NKH.code */
 enum mroce_nak_code {

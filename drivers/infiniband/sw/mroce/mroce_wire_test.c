@@ -109,7 +109,7 @@ static void spec_reserved_map(u8 opcode, u8 *m)
 	case MROCE_OP_ACK:
 		set_bytes(m, 16, 4, 0xff);	/* path_seq */
 		set_bytes(m, 21, 3, 0xff);	/* MSN */
-		m[54] = 0xf8;			/* echo_flags bits 7..3 */
+		m[54] = 0xf0;			/* echo_flags bits 7..4 */
 		m[55] = 0xff;			/* KH reserved */
 		break;
 	case MROCE_OP_PROBE:
@@ -1032,7 +1032,7 @@ static void mroce_wire_test_pb_ack(struct kunit *test)
 	static const struct { u8 off, mask; } pb_rsv[] = {
 		{ 0, 0xff },		/* PBH bits above the ack PSN */
 		{ 4, 0xff }, { 5, 0xff }, { 6, 0xff }, { 7, 0xff },
-		{ 8 + 22, 0xf8 },	/* KH echo_flags bits 7..3 */
+		{ 8 + 22, 0xf0 },	/* KH echo_flags bits 7..4 */
 		{ 8 + 23, 0xff },	/* KH reserved */
 	};
 	struct mroce_wire_seg seg = { .flags = MROCE_F_FIRST };
