@@ -376,10 +376,10 @@ static size_t hdr_len(const struct opd *o, uint16_t flags)
 	return o->hlen + ((o->props & O_REQ) && (flags & F_PB) ? PB_LEN : 0);
 }
 
-/* A KH's reserved bits (echo flags 3..7, byte 23) */
+/* A KH's reserved bits (echo flags 4..7, byte 23) */
 static bool kh_reserved(const uint8_t *kh)
 {
-	return (kh[22] & ~0x07) || kh[23];
+	return (kh[22] & ~0x0f) || kh[23];
 }
 
 /* A KH's field rules (P10) */
@@ -3353,15 +3353,17 @@ static void case_resp(struct ctx *x, int kind)
 /*
  * Forged requests at live responders, during holds: from a wrong source
  * (in the window), from the right source far ahead of the window, and
- * WRITEs from the right source that break the PMTU rules (C10), or whose
+ * WRITEs from the right source that break the segment rules (C10: a
+ * single packet above the PMTU is no longer one, it is a message in a
+ * large segment, spec "Large segments"), or whose
  * two packets disagree (C10 across a message: the second has another
  * MSN; both pass every check of their own, into a live MR the sniffer
  * saw a WRITE aimed at), or a SEND that names a receive WQE past the
  * next one to complete (its data would land in one WQE and the
  * completion report another).
  */
-enum { Q_WRONG_SRC, Q_FAR, Q_OVER_PMTU, Q_BAD_OFFSET, Q_SHORT_FIRST,
-       Q_MSG_MISMATCH, Q_WRONG_RWQE };
+enum { Q_WRONG_SRC, Q_FAR, Q_BAD_OFFSET, Q_SHORT_FIRST, Q_MSG_MISMATCH,
+       Q_WRONG_RWQE };
 
 static void req_base(struct pkt *k, uint8_t op, const struct qp *a,
 		     const struct qp *b, uint32_t psn)
@@ -3466,7 +3468,7 @@ static void case_req(struct ctx *x, int kind)
 	static const uint8_t ops[] = { OP_WRITE, OP_SEND, OP_WRITE_IMM,
 				       OP_READ_REQ, OP_CMP_SWP, OP_FETCH_ADD,
 				       OP_SEND_IMM };
-	const bool c10 = kind >= Q_OVER_PMTU;
+	const bool c10 = kind >= Q_BAD_OFFSET;
 	const bool sniffed = kind == Q_MSG_MISMATCH || kind == Q_WRONG_RWQE;
 	/*
 	 * C10: the responder fails the connection with a fatal NAK, and the
@@ -3514,11 +3516,7 @@ static void case_req(struct ctx *x, int kind)
 			if (c10) {
 				req_base(&k, OP_WRITE, a, b, epsn);
 				k.flags = F_AR;
-				if (kind == Q_OVER_PMTU) {
-					k.offset = 0;
-					k.pay = k.msg_len = pm + 64;
-					k.flags |= F_FI | F_LA;
-				} else if (kind == Q_BAD_OFFSET) {
+				if (kind == Q_BAD_OFFSET) {
 					k.offset = pm / 2;
 					k.pay = 100;
 					k.msg_len = k.offset + k.pay;
@@ -3852,8 +3850,6 @@ static const struct fcase cases[] = {
 	  "requests of every opcode at in-window PSNs from a wrong address or QPN: rx_drop_src_mismatch, no answer" },
 	{ "req-far-future", N_LIVE | N_HOLD, case_req, Q_FAR,
 	  "requests from the right source 256 .. 2^23 PSNs ahead: rx_drop_psn_window, at most one PSN_SEQ_ERR NAK per ePSN (C7)" },
-	{ "write-over-pmtu", N_LIVE | N_HOLD, case_req, Q_OVER_PMTU,
-	  "a WRITE at the ePSN with a payload above the PMTU: NAK INVALID_REQUEST (tx_naks_inv_req), responder to ERR, nothing placed (C10)" },
 	{ "write-bad-offset", N_LIVE | N_HOLD, case_req, Q_BAD_OFFSET,
 	  "a WRITE at the ePSN whose offset is not a multiple of the PMTU: NAK INVALID_REQUEST, nothing placed (C10)" },
 	{ "write-short-first", N_LIVE | N_HOLD, case_req, Q_SHORT_FIRST,

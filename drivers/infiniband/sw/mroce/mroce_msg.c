@@ -57,7 +57,9 @@ bool mroce_msg_track_seg(struct mroce_msg_track *t,
 	end = (u64)seg->offset + seg->payload_len;
 	if (seg->flags & MROCE_F_LAST) {
 		t->open = false;
-		return end == seg->msg_len;
+		/* the rest of the message: one segment at most */
+		return end == seg->msg_len &&
+		       ((seg->flags & MROCE_F_FIRST) || seg->payload_len <= t->seg);
 	}
 	/* a full segment, with more of the message after it */
 	t->open = true;

@@ -251,6 +251,19 @@ static void mroce_msg_test_large(struct kunit *test)
 	mroce_msg_track_init(&t);
 	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 3, 10), 1U);
 
+	/* a last packet longer than the segments before it */
+	msg_build_seg(seg, MROCE_OP_WRITE, 2 * 1388 + 64, 1, 1388);
+	seg[1].payload_len += seg[2].payload_len;
+	seg[1].flags = seg[2].flags;
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 2, 10), 1U);
+	/* ... and at the PMTU */
+	msg_build(seg, MROCE_OP_WRITE, 2 * PMTU + 64, 1);
+	seg[1].payload_len += seg[2].payload_len;
+	seg[1].flags = seg[2].flags;
+	mroce_msg_track_init(&t);
+	KUNIT_EXPECT_EQ(test, msg_feed(&t, seg, 2, 10), 1U);
+
 	/* 1388-byte segments, the second one a byte shorter */
 	msg_build_seg(seg, MROCE_OP_WRITE, 3 * 1388, 1, 1388);
 	seg[1].payload_len--;

@@ -655,6 +655,8 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 	} else {
 		sw->seg = mroce_req_seg(qp);
 		sw->npkts = max(1U, DIV_ROUND_UP(sw->length, sw->seg));
+		/* the pacer and the rate's packet count see packets this big */
+		qp->sq.cc.pkt_bytes = mroce_wire_pkt_bytes(sw->seg);
 		qp->sq.msn++;
 	}
 	qp->sq.msn &= MROCE_WIRE_U24_MASK;

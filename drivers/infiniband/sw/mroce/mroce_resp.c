@@ -994,17 +994,27 @@ static int mroce_resp_place(struct mroce_qp *qp, const struct mroce_pkt_info *pi
  * C10, as far as one packet shows it: a SEND or WRITE packet is one
  * segment of its message, at most MROCE_SEG_MAX bytes (large segments:
  * the peer may use segments longer than the PMTU; the wire parser's P11
- * bounds it already), and at least the PMTU unless it is the last.  That
- * the segments of a message are all the same size and each at its place
- * is checked in PSN order (mroce_resp_msg_ok()): a packet alone does not
- * tell its message's segment size.  Anything else the requester could
- * not have sent.
+ * bounds it already), at least the PMTU unless it is the last, and at an
+ * offset of at least the PMTU and its own length unless it is the first.
+ * That the segments of a message are all the same size and each at its
+ * place is checked in PSN order (mroce_resp_msg_ok()): a packet alone
+ * does not tell its message's segment size.  Anything else the requester
+ * could not have sent.
  */
 static bool mroce_resp_segment_ok(const struct mroce_qp *qp,
 				  const struct mroce_pkt_info *pi)
 {
-	return pi->payload_len <= MROCE_SEG_MAX &&
-	       ((pi->flags & MROCE_F_LAST) || pi->payload_len >= qp->pmtu);
+	/* not the last: a whole segment, at least the PMTU */
+	if (!(pi->flags & MROCE_F_LAST) && pi->payload_len < qp->pmtu)
+		return false;
+	/*
+	 * not the first: at k x SEG for some k >= 1, so at least the PMTU
+	 * and at least its own payload (which is SEG at most)
+	 */
+	if (!(pi->flags & MROCE_F_FIRST) &&
+	    (pi->offset < qp->pmtu || pi->offset < pi->payload_len))
+		return false;
+	return pi->payload_len <= MROCE_SEG_MAX;
 }
 
 /*
