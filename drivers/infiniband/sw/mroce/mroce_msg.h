@@ -8,10 +8,10 @@
  * offsets, LAST where the message ends.  SEG, the message's segment size,
  * is the PMTU, or with large segments (spec "Large segments") anything
  * from the PMTU to MROCE_SEG_MAX: the first packet's payload says which,
- * unless it is the only packet.  Every packet repeats
- * the message's opcode, MSN and length and, as its opcode has them, the
- * address and rkey (WRITE), the receive WQE's rq_seq and the immediate
- * data; SOLICITED may mark only the last.  No other request (READ,
+ * unless it is the only packet.  Every packet repeats the message's
+ * opcode, MSN and length and, as its opcode has them, the address and
+ * rkey (WRITE), the receive WQE's rq_seq and the immediate data;
+ * SOLICITED may mark only the last.  No other request (READ,
  * ATOMIC) comes between the first and the last.
  *
  * Packets arrive in any order and are placed on arrival, each under its
@@ -57,8 +57,8 @@ static inline void mroce_msg_track_init(struct mroce_msg_track *t)
 /*
  * The request packet @seg at @psn, next in PSN order, with path MTU
  * @pmtu (the smallest segment size): true if it continues (or starts,
- * or is) a message as a requester sends it.  Updates @t.  After false, @t is undefined: the
- * caller fails the connection.
+ * or is) a message as a requester sends it.  Updates @t.  After false,
+ * @t is undefined: the caller fails the connection.
  */
 bool mroce_msg_track_seg(struct mroce_msg_track *t,
 			 const struct mroce_msg_seg *seg, u32 psn, u32 pmtu);
