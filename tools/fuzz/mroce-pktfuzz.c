@@ -3363,7 +3363,7 @@ static void case_resp(struct ctx *x, int kind)
  * completion report another).
  */
 enum { Q_WRONG_SRC, Q_FAR, Q_BAD_OFFSET, Q_SHORT_FIRST, Q_MSG_MISMATCH,
-       Q_WRONG_RWQE };
+	Q_WRONG_RWQE };
 
 static void req_base(struct pkt *k, uint8_t op, const struct qp *a,
 		     const struct qp *b, uint32_t psn)

@@ -82,7 +82,9 @@ MODULE_PARM_DESC(hint_epoch_us,
  * PROBE, 2 always (the operator knows every peer accepts them), 0 never.
  */
 unsigned int mroce_pb_ack = MROCE_PB_AUTO;
-static int mroce_set_pb_ack(const char *val, const struct kernel_param *kp)
+
+/* pb_ack and seg: MROCE_PB_OFF, MROCE_PB_AUTO or MROCE_PB_ALWAYS */
+static int mroce_set_mode(const char *val, const struct kernel_param *kp)
 {
 	unsigned int n;
 	int err = kstrtouint(val, 0, &n);
@@ -95,11 +97,11 @@ static int mroce_set_pb_ack(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-static const struct kernel_param_ops mroce_pb_ack_ops = {
-	.set = mroce_set_pb_ack,
+static const struct kernel_param_ops mroce_mode_ops = {
+	.set = mroce_set_mode,
 	.get = param_get_uint,
 };
-module_param_cb(pb_ack, &mroce_pb_ack_ops, &mroce_pb_ack, 0644);
+module_param_cb(pb_ack, &mroce_mode_ops, &mroce_pb_ack, 0644);
 MODULE_PARM_DESC(pb_ack,
 		 "ACKs on request packets: 0 never, 1 with peers that answer the capability probe (default), 2 always");
 
@@ -113,7 +115,7 @@ MODULE_PARM_DESC(pb_ack,
  * PROBE with ECHO_SEG, 2 always, 0 never.
  */
 unsigned int mroce_seg = MROCE_PB_AUTO;
-module_param_cb(seg, &mroce_pb_ack_ops, &mroce_seg, 0644);
+module_param_cb(seg, &mroce_mode_ops, &mroce_seg, 0644);
 MODULE_PARM_DESC(seg,
 		 "SEND/WRITE payload per packet beyond the path MTU, as the netdev MTU allows: 0 never, 1 with peers that answer the capability probe (default), 2 always");
 
@@ -152,7 +154,7 @@ u32 mroce_port_seg(const struct mroce_dev *mdev)
 /* Largest IB MTU whose packets, with all headers, fit the netdev MTU. */
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev)
 {
-	int room = (int)READ_ONCE(mdev->ndev->mtu) - (int)mroce_wire_pkt_bytes(0);
+	u32 room = mroce_port_seg(mdev);	/* MROCE_SEG_MAX is 4096 */
 
 	if (room >= 4096)
 		return IB_MTU_4096;

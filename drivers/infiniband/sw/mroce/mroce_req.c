@@ -482,7 +482,7 @@ void mroce_req_xmit(struct mroce_qp *qp, u32 idx, u32 k, bool retx, int path)
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_RC && mroce_qp_pb_ok(qp)) {
 		if (mroce_wire_opinfo(pi.opcode)->hdr_len + MROCE_HLEN_PB_ACK +
-		    len <= MROCE_HLEN_MAX_DATA + max(qp->pmtu, sw->seg))
+		    len <= MROCE_HLEN_MAX_DATA + sw->seg)
 			mroce_resp_pb_ack(qp, &pi, (u32)now_us, retx);
 		else
 			mroce_resp_pb_flush(qp);
