@@ -456,6 +456,14 @@ packet_case("p10-ce-above-rx", ["MR-13"], "rx_drop_field",
                                       ce_count=2)))
 packet_case("p10-echo-without-rx", ["MR-13", "MR-86"], "rx_drop_field",
             lambda p: bytearray(p.pkt("ACK", psn=p.a_psn, echo_psn=5)))
+packet_case("p10-seg-max-without-echo-seg", ["MR-13", "MR-132"],
+            "rx_drop_field",
+            lambda p: bytearray(p.pkt("ACK", psn=p.a_psn, rx_count=1,
+                                      echo_flags=W.ECHO_PB, seg_max=43)))
+packet_case("p10-echo-seg-without-seg-max", ["MR-13", "MR-132"],
+            "rx_drop_field",
+            lambda p: bytearray(p.pkt("ACK", psn=p.a_psn, rx_count=1,
+                                      echo_flags=W.ECHO_PB | W.ECHO_SEG)))
 packet_case("p11-payload-on-read-req", ["MR-13"], "rx_drop_length",
             lambda p: bytearray(p.pkt("RDMA_READ_REQ", psn=p.t_psn,
                                       read_len=4, req_len=4) + b"junk"))
@@ -689,9 +697,18 @@ def _(t):
                       ["ACK"])
         t.true("an ACK answers the PROBE (flags %#x): %r" % (flags, acks),
                acks)
-        got.append(acks[0].echo_flags & (W.ECHO_PB | W.ECHO_SEG))
+        got.append((acks[0].echo_flags & (W.ECHO_PB | W.ECHO_SEG),
+                    acks[0].seg_max))
     t.eq("ECHO_PB and ECHO_SEG answer the PROBE with PB_ACK, only it",
-         [W.ECHO_PB | W.ECHO_SEG, 0], got, key=True)
+         [W.ECHO_PB | W.ECHO_SEG, 0], [g[0] for g in got], key=True)
+    # seg_max: the largest segment it takes, x 32 bytes (mroce: netdev
+    # MTU - 112, / 32, at most 255: 43 on this 1500-byte veth); on a
+    # link of 1500 bytes or more, at least the PMTU
+    seg = got[0][1] * W.SEG_UNIT
+    t.true("seg_max with ECHO_SEG: 1024..%d bytes, got %d x %d" %
+           (255 * W.SEG_UNIT, got[0][1], W.SEG_UNIT),
+           1024 <= seg <= 255 * W.SEG_UNIT)
+    t.eq("seg_max without ECHO_SEG", 0, got[1][1])
     control_send(t, p)
 
 
@@ -713,7 +730,7 @@ def large_seg(p, base, msn, rq, L, data, sizes, offsets, last_flags=W.AR):
 def _(t):
     # a SEND cut in 1388-byte segments at PMTU 1024 (what mroce sends on
     # a 1500-byte link) and one in 1100-byte segments, arriving out of
-    # order: both placed and completed (4096, the largest, would not fit
+    # order: both placed and completed (9216, the largest, would not fit
     # this veth unfragmented: KUnit's mroce_msg suite takes it)
     p = Peer(t)
     mr = t.recv_buf(p, 3, 8192)        # the third for control_send()
@@ -1178,7 +1195,7 @@ def _(t):
 
 
 @case("requester-large-segments-only-with-agreement",
-      ["MR-129", "MR-130", "MR-131"])
+      ["MR-129", "MR-130", "MR-131", "MR-132"])
 def _(t):
     p = Peer(t)
     una = [p.a_psn]
@@ -1204,18 +1221,21 @@ def _(t):
     t.true("it asked (a PROBE with PB_ACK): %d" % len(queries), queries)
     if not queries:
         return
-    # the answer: ECHO_PB and ECHO_SEG
+    # the answer: ECHO_PB and ECHO_SEG, with seg_max 40: 1280 bytes, less
+    # than its 1500-byte link carries (1388), more than the PMTU (MR-132)
     q = queries[-1]
+    smax = 1280 // W.SEG_UNIT
     t.net.send(p.pkt("ACK", psn=una[0], echo_ts=q.ts, echo_pseq=q.pseq,
                      echo_path=q.path, echo_psn=0, rx_count=1,
-                     echo_flags=W.ECHO_PB | W.ECHO_SEG))
+                     echo_flags=W.ECHO_PB | W.ECHO_SEG, seg_max=smax))
     t.net.recv(0.1)
     ws, _ = write(4000, 2)
     sizes = [len(x.payload) for x in ws]
     seg = sizes[0] if sizes else 0
-    t.true("after ECHO_SEG: one segment size above the PMTU, the last "
-           "shorter (%r)" % sizes,
-           seg > 1024 and all(s == seg for s in sizes[:-1]) and
+    t.true("after ECHO_SEG: one segment size above the PMTU, at most "
+           "seg_max x 32, the last shorter (%r)" % sizes,
+           1024 < seg <= smax * W.SEG_UNIT and
+           all(s == seg for s in sizes[:-1]) and
            sum(sizes) == 4000, key=True)
     t.eq("at offsets k x SEG", [k * seg for k in range(len(ws))],
          [x.offset for x in ws])

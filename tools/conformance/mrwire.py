@@ -7,7 +7,8 @@ Written from Documentation/metaroce-spec.rst ("Packet format",
 build() makes any packet from its fields; parse() decodes one and applies
 the packet-level checks P1..P12 in the spec's order, returning the name of
 the counter the first failing check names (or None).  --selftest checks
-both against the test vectors of the spec's Appendix A.
+both against the test vectors of the spec's Appendix A, and parse()
+against the KH's seg_max rules (P10) and the payload bounds (P11).
 """
 import struct
 import sys
@@ -53,7 +54,13 @@ NAK_PSN_SEQ_ERR, NAK_RNR, NAK_REMOTE_ACCESS, NAK_REMOTE_OP, \
 ECHO_CE, ECHO_DUP, ECHO_PB, ECHO_SEG = 1, 2, 4, 8
 # requests: PB_ACK adds PBH and KH (on a PROBE it is a question)
 REQUESTS = {0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x0a}
-MAX_PAYLOAD = 4096
+# P11: the largest payload of any packet (and of a large segment), and
+# of a datagram (one packet of at most the largest path MTU)
+MAX_PAYLOAD = 9216
+MAX_PMTU = 4096
+DATAGRAMS = {0x20, 0x21}
+# KH.seg_max: with ECHO_SEG, the largest segment taken, in these units
+SEG_UNIT = 32
 
 
 def fwd(a, b):
@@ -63,7 +70,7 @@ def fwd(a, b):
 
 KH_FIELDS = {"echo_ts": 0, "echo_pseq": 0, "echo_path": 0, "echo_psn": 0,
              "rx_count": 0, "ce_count": 0, "rate": 0, "ack_delay": 0,
-             "echo_flags": 0, "sack": 0}
+             "echo_flags": 0, "seg_max": 0, "sack": 0}
 
 
 def pb_allowed(opcode):
@@ -106,7 +113,7 @@ def kh_bytes(f):
     return struct.pack(">IIIHHIHBB", f["echo_ts"], f["echo_pseq"],
                        (f["echo_path"] << 24) | f["echo_psn"],
                        f["rx_count"], f["ce_count"], f["rate"],
-                       f["ack_delay"], f["echo_flags"], 0) + \
+                       f["ack_delay"], f["echo_flags"], f["seg_max"]) + \
         b"".join(struct.pack(">Q", (s >> (64 * i)) & 0xffffffffffffffff)
                  for i in range(4))
 
@@ -155,12 +162,12 @@ def build(**kw):
 def kh_parse(b, f):
     """Decode a KH into f; return its reserved fields."""
     (f["echo_ts"], f["echo_pseq"], e, f["rx_count"], f["ce_count"],
-     f["rate"], f["ack_delay"], f["echo_flags"], r) = \
+     f["rate"], f["ack_delay"], f["echo_flags"], f["seg_max"]) = \
         struct.unpack(">IIIHHIHBB", b[:24])
     f["echo_path"], f["echo_psn"] = e >> 24, e & 0xffffff
     ws = struct.unpack(">QQQQ", b[24:56])
     f["sack"] = sum(w << (64 * i) for i, w in enumerate(ws))
-    return [f["echo_flags"] >> 4, r]
+    return [f["echo_flags"] >> 4]
 
 
 def parse(pkt):
@@ -239,9 +246,11 @@ def parse(pkt):
         return "rx_drop_path", f
     if "KH" in hdrs or pb:
         echo = (f["echo_ts"], f["echo_pseq"], f["echo_path"], f["echo_psn"],
-                f["ack_delay"], f["echo_flags"])
+                f["ack_delay"], f["echo_flags"], f["seg_max"])
+        seg = bool(f["echo_flags"] & ECHO_SEG)
         if f["ce_count"] > f["rx_count"] or f["sack"] & 1 or \
-                (f["rx_count"] == 0 and any(echo)):
+                (f["rx_count"] == 0 and any(echo)) or \
+                seg != (f["seg_max"] != 0):
             return "rx_drop_field", f
     if "NKH" in hdrs:
         d = fwd(f["psn"], f["nak_psn"])
@@ -252,7 +261,8 @@ def parse(pkt):
                 (c == NAK_RNR and d >= 256) or (c > 2 and d != 0):
             return "rx_drop_field", f
     plen = len(payload)
-    if (plen and not has_payload) or plen > MAX_PAYLOAD:
+    if (plen and not has_payload) or plen > MAX_PAYLOAD or \
+            (op in DATAGRAMS and plen > MAX_PMTU):
         return "rx_drop_length", f
     if "DH" in hdrs:
         if f["length"] > 1 << 31 or f["offset"] + plen > f["length"] or \
@@ -320,6 +330,67 @@ VECTORS = {
 }
 
 
+def selftest_seg():
+    """KH byte 23 (seg_max) and the P11 bounds: the checks this revision
+    changed, on the ACK vector and on packets built here."""
+    bad = 0
+    ack = bytearray(bytes.fromhex(VECTORS["ack"][0].replace(" ", "")))
+    kh = 32                     # the ACK's KH; its byte 23 is seg_max
+    want = []
+    # seg_max without ECHO_SEG, any bit of it: P10, not reserved (P6)
+    for bit in range(8):
+        p = bytearray(ack)
+        p[kh + 23] ^= 1 << bit
+        want.append(("byte 23 bit %d" % bit, p, "rx_drop_field"))
+    # echo_flags bits 7..4 stay reserved, and P6 comes before P10
+    for bit in range(4, 8):
+        p = bytearray(ack)
+        p[kh + 22] |= 1 << bit
+        want.append(("echo_flags bit %d" % bit, p, "rx_drop_reserved"))
+        p = bytearray(p)
+        p[kh + 23] = 43
+        want.append(("echo_flags bit %d, seg_max 43" % bit, p,
+                     "rx_drop_reserved"))
+    kw = dict(opcode="ACK", dqpn=0x456, sqpn=0x123, psn=7, rx_count=1)
+    ok = dict(kw, echo_flags=ECHO_PB | ECHO_SEG, seg_max=1388 // SEG_UNIT)
+    top = dict(kw, echo_flags=ECHO_PB | ECHO_SEG, seg_max=255)
+    want += [
+        ("ECHO_SEG, seg_max 43", build(**ok), None),
+        ("ECHO_SEG, seg_max 255", build(**top), None),
+        ("ECHO_SEG, seg_max 0", build(**dict(ok, seg_max=0)),
+         "rx_drop_field"),
+        ("ECHO_PB, seg_max 43", build(**dict(ok, echo_flags=ECHO_PB)),
+         "rx_drop_field"),
+        ("rx_count 0, seg_max 43",
+         build(**dict(kw, rx_count=0, seg_max=43)), "rx_drop_field"),
+        ("PB_ACK SEND, its KH: ECHO_SEG, seg_max 0",
+         build(opcode="SEND", flags=FI | LA | PB, dqpn=0x456, sqpn=0x123,
+               length=1, payload=b"x", rx_count=1, echo_flags=ECHO_SEG),
+         "rx_drop_field"),
+    ]
+    # P11: 9216 bytes of payload pass, 9217 do not; a datagram's 4096
+    for n, reason in ((9216, None), (9217, "rx_drop_length")):
+        want.append(("SEND, %d bytes" % n,
+                     build(opcode="SEND", flags=FI | LA, dqpn=0x456,
+                           sqpn=0x123, length=n, payload=bytes(n)), reason))
+    for n, reason in ((4096, None), (4097, "rx_drop_length")):
+        want.append(("UD_SEND, %d bytes" % n,
+                     build(opcode="UD_SEND", dqpn=0x456, sqpn=0x123,
+                           qkey=7, payload=bytes(n)), reason))
+    for name, pkt, reason in want:
+        got, f = parse(bytes(pkt))
+        if got != reason:
+            print("mrwire: %s: %s, expected %s" % (name, got, reason))
+            bad += 1
+        elif reason is None and reencode(f) != bytes(pkt):
+            print("mrwire: %s: re-encoding differs" % name)
+            bad += 1
+    if parse(build(**ok))[1].get("seg_max") != 43:
+        print("mrwire: seg_max not decoded")
+        bad += 1
+    return bad
+
+
 def selftest():
     bad = 0
     for name, (hexs, fields) in VECTORS.items():
@@ -357,6 +428,7 @@ def selftest():
                     print("mrwire: %s byte %d bit %d not reserved" %
                           (name, byte, bit))
                     bad += 1
+    bad += selftest_seg()
     print("mrwire: self-test %s (%d vectors)" %
           ("FAILED" if bad else "ok", len(VECTORS)))
     return 1 if bad else 0

@@ -250,7 +250,8 @@ static uint32_t fwd(uint32_t a, uint32_t b)
  * 0 = absent; header lengths in bytes.
  */
 #define BH_LEN		32
-#define MAX_PAYLOAD	4096
+#define MAX_PAYLOAD	9216	/* P11; also the largest large segment */
+#define MAX_PMTU	4096	/* the largest path MTU; a datagram's payload */
 #define MAX_MSG		0x80000000u	/* 2^31 */
 #define GSI_QKEY	0x80010000u
 #define SACK_BITS	256
@@ -271,6 +272,14 @@ enum {
 #define F_RT	0x10	/* RETRANSMIT */
 #define F_PB	0x20	/* PB_ACK: a request carries PBH and KH; a PROBE asks */
 #define PB_LEN	64	/* PBH 8 + KH 56 */
+
+/* KH.echo_flags (bits 4..7 reserved); KH.seg_max, byte 23 */
+#define ECHO_CE		0x01
+#define ECHO_DUP	0x02
+#define ECHO_PB		0x04	/* answers a PROBE with PB_ACK */
+#define ECHO_SEG	0x08	/* ... and large segments: seg_max != 0 */
+#define ECHO_DEFINED	0x0f
+#define SEG_UNIT	32	/* seg_max: the largest segment, x 32 bytes */
 
 /* BH fields an opcode leaves unused (must be zero) */
 #define U_PSN	0x01
@@ -376,10 +385,10 @@ static size_t hdr_len(const struct opd *o, uint16_t flags)
 	return o->hlen + ((o->props & O_REQ) && (flags & F_PB) ? PB_LEN : 0);
 }
 
-/* A KH's reserved bits (echo flags 4..7, byte 23) */
+/* A KH's reserved bits (echo flags 4..7; byte 23 is seg_max) */
 static bool kh_reserved(const uint8_t *kh)
 {
-	return (kh[22] & ~0x0f) || kh[23];
+	return kh[22] & ~ECHO_DEFINED;
 }
 
 /* A KH's field rules (P10) */
@@ -389,8 +398,12 @@ static bool kh_field_bad(const uint8_t *kh)
 
 	if (ce > rx || (kh[31] & 1))
 		return true;
+	/* seg_max comes with ECHO_SEG, and only with it */
+	if (!(kh[22] & ECHO_SEG) != !kh[23])
+		return true;
+	/* no triggering packet: no echo fields, ack_delay, echo_flags, seg_max */
 	return !rx && (get32(kh) || get32(kh + 4) || get32(kh + 8) ||
-		       get16(kh + 20) || kh[22]);
+		       get16(kh + 20) || kh[22] || kh[23]);
 }
 
 /*
@@ -470,8 +483,9 @@ static enum reason spec_check(const uint8_t *p, size_t len)
 			return V_FIELD;
 	}
 
-	/* P11 */
-	if ((!(o->props & O_PAY) && pay) || pay > MAX_PAYLOAD)
+	/* P11: a datagram is one packet of at most the largest PMTU */
+	if ((!(o->props & O_PAY) && pay) || pay > MAX_PAYLOAD ||
+	    ((o->props & O_DG) && pay > MAX_PMTU))
 		return V_LENGTH;
 	if (o->dh) {
 		uint32_t off = get32(p + o->dh), ml = get32(p + o->dh + 4);
@@ -505,7 +519,7 @@ static enum reason spec_check(const uint8_t *p, size_t len)
 
 /* A packet in host form; fields of headers the opcode lacks are ignored. */
 struct pkt {
-	uint8_t op, path, echo_path, echo_flags, code, rnr;
+	uint8_t op, path, echo_path, echo_flags, seg_max, code, rnr;
 	int words;				/* hdr_words; -1: the opcode's */
 	uint16_t flags, rx_count, ce_count, ack_delay;
 	uint32_t dqpn, sqpn, psn, pseq, msn, ts;
@@ -574,6 +588,7 @@ static size_t encode(uint8_t *b, const struct pkt *k)
 		put32(h + 16, k->hint);
 		put16(h + 20, k->ack_delay);
 		h[22] = k->echo_flags;
+		h[23] = k->seg_max;
 		for (i = 0; i < 4; i++)
 			put64(h + 24 + 8 * i, k->sack[i]);
 	}
@@ -752,6 +767,24 @@ static void pkt_valid(struct pkt *k, uint8_t op, uint32_t dq, uint32_t sq,
 			k->echo_psn = rnd24();
 			k->ack_delay = (uint16_t)rnd();
 			k->echo_flags = (uint8_t)rnd_below(4);
+			/*
+			 * sometimes the answer to a capability PROBE: ECHO_PB,
+			 * or ECHO_PB, ECHO_SEG and a non-zero seg_max (43 and
+			 * 184: what a 1500- and a 6000-byte link take; 255:
+			 * 9000 bytes and more).  Valid only: a seg_max without ECHO_SEG
+			 * or ECHO_SEG without one come from the boundary values
+			 * of kh_seg_max and kh_echo_flags and from mutations.
+			 */
+			if (chance(10))
+				k->echo_flags |= ECHO_PB;
+			if (chance(10)) {
+				static const uint8_t sm[] = {
+					1, 16, 43, 64, 184, 255,
+				};
+
+				k->echo_flags |= ECHO_PB | ECHO_SEG;
+				k->seg_max = sm[rnd_below(sizeof(sm))];
+			}
 		}
 		k->hint = chance(50) ? 0 : (uint32_t)rnd();
 		sack_random(k->sack);
@@ -1743,6 +1776,23 @@ static struct {
 	uint64_t pkts;
 } sn;
 
+/*
+ * The PMTU behind a SEND/WRITE packet of @pay bytes that is not the last
+ * of its message.  Its payload is its message's segment size: the PMTU,
+ * or with large segments (spec "Large segments") more, up to MAX_PAYLOAD;
+ * mroce cuts them where the netdev MTU is full, on connections whose PMTU
+ * is the port's active MTU, the largest power of two (at most MAX_PMTU)
+ * that room holds.  READ responses are cut at the PMTU itself.
+ */
+static unsigned int pmtu_of_seg(uint32_t pay)
+{
+	unsigned int m = MAX_PMTU;
+
+	while (m > 256 && m > pay)
+		m /= 2;
+	return m;
+}
+
 static void sniff_setup(void)
 {
 	/* IPv4, UDP, not a fragment, to our port: the first 256 bytes */
@@ -1866,8 +1916,9 @@ static void sniff_drain(bool keep)
 			decode(m, len, &s.k);
 			if ((s.k.op == OP_SEND || s.k.op == OP_WRITE ||
 			     s.k.op == OP_WRITE_IMM) && !(s.k.flags & F_LA) &&
-			    s.k.pay > sn.pmtu && s.k.pay <= MAX_PAYLOAD)
-				sn.pmtu = s.k.pay;
+			    s.k.pay >= 256 && s.k.pay <= MAX_PAYLOAD &&
+			    pmtu_of_seg(s.k.pay) > sn.pmtu)
+				sn.pmtu = pmtu_of_seg(s.k.pay);
 			/* every message that takes a receive WQE */
 			if ((s.k.op == OP_SEND || s.k.op == OP_SEND_IMM ||
 			     s.k.op == OP_WRITE_IMM) &&
@@ -2648,7 +2699,7 @@ static const struct fld fields[] = {
 	{ "kh_echo_path", H_KH, 8, 1, K_PLAIN }, { "kh_echo_psn", H_KH, 9, 3, K_PLAIN },
 	{ "kh_rx_count", H_KH, 12, 2, K_PLAIN }, { "kh_ce_count", H_KH, 14, 2, K_PLAIN },
 	{ "kh_rate_hint", H_KH, 16, 4, K_PLAIN }, { "kh_ack_delay", H_KH, 20, 2, K_PLAIN },
-	{ "kh_echo_flags", H_KH, 22, 1, K_FLAGS }, { "kh_rsvd23", H_KH, 23, 1, K_PLAIN },
+	{ "kh_echo_flags", H_KH, 22, 1, K_FLAGS }, { "kh_seg_max", H_KH, 23, 1, K_PLAIN },
 	{ "kh_sack_w0", H_KH, 24, 8, K_SACK }, { "kh_sack_w1", H_KH, 32, 8, K_SACK },
 	{ "kh_sack_w2", H_KH, 40, 8, K_SACK }, { "kh_sack_w3", H_KH, 48, 8, K_SACK },
 	{ "nkh_code", H_NKH, 0, 1, K_PLAIN }, { "nkh_rnr_timer", H_NKH, 1, 1, K_PLAIN },
@@ -2770,7 +2821,7 @@ static int bvalues(const struct fld *f, const uint8_t *b, const struct opd *o,
 /*
  * One pass over every opcode (0..255) and, for the defined ones, every
  * field with its boundary values and the payload lengths around the PMTU
- * and the 4096-byte limit.  @emit sends each variant.
+ * and the 9216-byte limit.  @emit sends each variant.
  */
 static void boundary_pass(struct ctx *x, bool live,
 			  void (*emit)(struct ctx *, uint8_t *, size_t))
@@ -2869,12 +2920,12 @@ static void case_truncated(struct ctx *x, int arg)
 	} while (more(x));
 }
 
-/* Datagrams beyond the link MTU (fragmented) and beyond 4096 bytes. */
+/* Datagrams beyond the link MTU (fragmented) and beyond 9216 bytes. */
 static void case_oversized(struct ctx *x, int arg)
 {
 	static uint8_t b[PKT_MAX];
-	const uint32_t big[] = { 2048, MAX_PAYLOAD, MAX_PAYLOAD + 1, 8192,
-				 9000, 16384, 65000 };
+	const uint32_t big[] = { 2048, 4096, 4097, 8192, 9000, MAX_PAYLOAD,
+				 MAX_PAYLOAD + 1, 16384, 65000 };
 	size_t i, j, len;
 
 	(void)arg;
@@ -3809,11 +3860,11 @@ static const struct fcase cases[] = {
 	{ "mutate", 0, case_random, 1,
 	  "valid packets of every opcode with 1-3 random mutations (the model's counter)" },
 	{ "boundary", 0, case_boundary, 0,
-	  "every opcode 0..255; every field of every header at its boundary values; payloads around the PMTU and 4096" },
+	  "every opcode 0..255; every field of every header at its boundary values; payloads around the PMTU and 9216" },
 	{ "truncated", 0, case_truncated, 0,
 	  "valid packets of every opcode cut at every length (rx_drop_short, or P11/P12 inside the payload)" },
 	{ "oversized", 0, case_oversized, 0,
-	  "datagrams of 2 KB .. 64 KB (IP fragments): payload > 4096 or on an opcode without payload is rx_drop_length" },
+	  "datagrams of 2 KB .. 64 KB (IP fragments): payload > 9216 (a datagram's > 4096) or on an opcode without payload is rx_drop_length" },
 	{ "checksum", 0, case_checksum, 0,
 	  "zero UDP checksum: rx_drop_no_csum (IPv4), Udp6InCsumErrors (IPv6); wrong checksum: UDP InCsumErrors" },
 	{ "boundary-live", N_LIVE, case_live_fuzz, 0,
@@ -4342,7 +4393,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (opt.rate < 1 || opt.pmtu < 256 || opt.pmtu > MAX_PAYLOAD)
+	if (opt.rate < 1 || opt.pmtu < 256 || opt.pmtu > MAX_PMTU)
 		die(2, "--rate must be >= 1, --pmtu 256..4096");
 	{
 		char buf[1024], *save, *w;

@@ -102,7 +102,13 @@ local RNR_US = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 }
 
-local MAX_PAYLOAD = 4096
+-- P11: the largest payload of any packet (the largest large segment),
+-- and of a datagram (one packet of at most the largest path MTU)
+local MAX_PAYLOAD = 9216
+local MAX_DATAGRAM = 4096
+-- KH.seg_max, with ECHO_SEG: the largest segment taken, in these units
+local SEG_UNIT = 32
+local ECHO_SEG = 0x08
 local MAX_MSG_LEN = 0x80000000
 local MAX_PATHS = 64
 local WINDOW = 256
@@ -192,9 +198,9 @@ field("kh_echo_flags", U8, "kh.echo_flags", "Echo flags", HEX)
 field("kh_echo_ce", ProtoField.bool, "kh.echo_ce", "ECHO_CE", 8, nil, 0x01)
 field("kh_echo_dup", ProtoField.bool, "kh.echo_dup", "ECHO_DUP", 8, nil, 0x02)
 field("kh_echo_pb", ProtoField.bool, "kh.echo_pb", "ECHO_PB", 8, nil, 0x04)
-field("kh_echo_seg", ProtoField.bool, "kh.echo_seg", "ECHO_SEG", 8, nil, 0x08)
+field("kh_echo_seg", ProtoField.bool, "kh.echo_seg", "ECHO_SEG", 8, nil, ECHO_SEG)
 field("kh_echo_rsv", U8, "kh.echo_flags_reserved", "Reserved echo flags", HEX, nil, 0xf0)
-field("kh_rsv", U8, "kh.reserved", "Reserved (byte 23)", HEX)
+field("kh_seg_max", U8, "kh.seg_max", "Largest segment (x32 bytes)", DEC)
 field("kh_sack_word", U64, "kh.sack.word", "SACK word", HEX)
 field("kh_sack_psn", U24, "kh.sack.psn", "SACKed PSN", HEX)
 field("kh_sack_count", U16, "kh.sack.count", "PSNs SACKed", DEC)
@@ -587,6 +593,7 @@ function Ctx:kh(tree, off, _, epsn_off)
 	local ce_count = self:u16(off + 14)
 	local ack_delay = self:u16(off + 20)
 	local echo_flags = self:u8(off + 22)
+	local seg_max = self:u8(off + 23)
 
 	local e = t:add(f.kh_epsn, self.tvb(epsn_off, 3))
 	e:set_generated()
@@ -618,7 +625,10 @@ function Ctx:kh(tree, off, _, epsn_off)
 		efi:add_proto_expert_info(ex.echo_ce)
 		info.echo_ce = true
 	end
-	self:reserved(t, "kh_rsv", off + 23, 1, self:u8(off + 23), "KH byte 23")
+	local smi = self:add(t, "kh_seg_max", off + 23, 1)
+	if seg_max ~= 0 then
+		smi:append_text(string.format(" (%d bytes)", seg_max * SEG_UNIT))
+	end
 	if echo_path_id >= MAX_PATHS then
 		self:defect(9, "path", epi, "Echo path ID above 63")
 	end
@@ -627,9 +637,14 @@ function Ctx:kh(tree, off, _, epsn_off)
 	end
 	if rx_count == 0 and (echo_ts ~= 0 or echo_path_seq ~= 0 or
 	    echo_psn ~= 0 or echo_path_id ~= 0 or echo_flags ~= 0 or
-	    ack_delay ~= 0) then
+	    ack_delay ~= 0 or seg_max ~= 0) then
 		self:defect(10, "field", rxi,
 			"rx_count 0 (no triggering packet) with echo fields set")
+	end
+	if seg_max ~= 0 and not btest(echo_flags, ECHO_SEG) then
+		self:defect(10, "field", smi, "seg_max without ECHO_SEG")
+	elseif seg_max == 0 and btest(echo_flags, ECHO_SEG) then
+		self:defect(10, "field", smi, "ECHO_SEG with seg_max 0")
 	end
 	self:sack(t, off + 24, epsn)
 end
@@ -719,7 +734,11 @@ function Ctx:lengths(op, tree)
 			"%d bytes after the headers of %s", pay, op.name))
 	end
 	if pay > MAX_PAYLOAD then
-		self:defect(11, "length", self.pay_item, "Payload above 4096 bytes")
+		self:defect(11, "length", self.pay_item, string.format(
+			"Payload above %d bytes", MAX_PAYLOAD))
+	elseif op.datagram and pay > MAX_DATAGRAM then
+		self:defect(11, "length", self.pay_item, string.format(
+			"Datagram payload above %d bytes", MAX_DATAGRAM))
 	end
 	if op.msg then
 		if info.msg_len > MAX_MSG_LEN then

@@ -55,13 +55,14 @@ def rh(sink_va, sink_key, msg_len, offset, length):
 
 
 def kh(sack_bits=(), echo_ts=0, echo_path_seq=0, echo_path=0, echo_psn=0,
-       rx_count=0, ce_count=0, hint=0, ack_delay=0, echo_flags=0):
+       rx_count=0, ce_count=0, hint=0, ack_delay=0, echo_flags=0,
+       seg_max=0):
     words = [0, 0, 0, 0]
     for i in sack_bits:
         words[i // 64] |= 1 << (i % 64)
     return struct.pack(">IIIHHIHBBQQQQ", echo_ts, echo_path_seq,
                        echo_path << 24 | echo_psn, rx_count, ce_count, hint,
-                       ack_delay, echo_flags, 0, *words)
+                       ack_delay, echo_flags, seg_max, *words)
 
 
 def nkh(code, timer, psn):
@@ -248,10 +249,24 @@ def cases():
               None))
     c.append(("ack echo_pb", bh(0x10, psn=3) + kh(rx_count=1, echo_flags=4),
               {"metaroce.kh.echo_pb": "1"}, None))
+    # the answer to a PROBE with PB_ACK: ECHO_PB, ECHO_SEG and seg_max,
+    # the largest segment in 32-byte units (1500-byte link: 1388 -> 43)
     c.append(("ack echo_pb echo_seg",
-              bh(0x10, psn=3) + kh(rx_count=1, echo_flags=0xc),
-              {"metaroce.kh.echo_pb": "1", "metaroce.kh.echo_seg": "1"},
-              None))
+              bh(0x10, psn=3) + kh(rx_count=1, echo_path=9,
+                                   echo_path_seq=77, echo_flags=0xc,
+                                   seg_max=43),
+              {"metaroce.kh.echo_pb": "1", "metaroce.kh.echo_seg": "1",
+               "metaroce.kh.echo_path_seq": "77",
+               "metaroce.kh.seg_max": "43"}, None))
+    c.append(("ack echo_seg seg_max 255",
+              bh(0x10, psn=3) + kh(rx_count=1, echo_flags=0xc, seg_max=255),
+              {"metaroce.kh.seg_max": "255"}, None))
+    c.append(("send 9216 bytes", bh(0x01, flags=0xc, psn=13) +
+              dh(0, 9216) + bytes(9216),
+              {"metaroce.payload_len": "9216"}, None))
+    c.append(("ud_send 4096 bytes", bh(0x20, dqpn=1, sqpn=1) +
+              struct.pack(">II", 0x80010000, 0) + bytes(4096),
+              {"metaroce.payload_len": "4096"}, None))
     # P1..P12: every drop counter, from the first failing check
     good_ack = bh(0x10, psn=0x10) + kh((), rx_count=1)
     bad = [
@@ -287,6 +302,9 @@ def cases():
          struct.pack(">QQ", 1, 2), "rx_drop_reserved"),
         ("P6 echo flag 4", bh(0x10) + kh(rx_count=1, echo_flags=0x10),
          "rx_drop_reserved"),
+        ("P6 echo flag 7 before P10 seg_max",
+         bh(0x10) + kh(rx_count=1, echo_flags=0x80, seg_max=21),
+         "rx_drop_reserved"),
         ("P7 flag", bh(0x05, flags=0x01) + mh(0, 1) + rh(0, 1, 1, 0, 1),
          "rx_drop_flags"),
         ("P8 qpn 0", bh(0x12, dqpn=0), "rx_drop_qpn"),
@@ -298,6 +316,23 @@ def cases():
          "rx_drop_field"),
         ("P10 sack bit 0", bh(0x10) + kh((0,), rx_count=1), "rx_drop_field"),
         ("P10 echo no rx", bh(0x10) + kh(echo_ts=5), "rx_drop_field"),
+        ("P10 seg_max no rx", bh(0x10) + kh(echo_flags=0xc, seg_max=21),
+         {"_ws.expert.message~": "rx_count 0"}, "rx_drop_field"),
+        ("P10 seg_max without echo_seg",
+         bh(0x10) + kh(rx_count=1, echo_flags=4, seg_max=21),
+         {"metaroce.kh.seg_max": "21",
+          "_ws.expert.message~": "seg_max without ECHO_SEG"},
+         "rx_drop_field"),
+        ("P10 echo_seg without seg_max",
+         bh(0x10) + kh(rx_count=1, echo_flags=0xc),
+         {"metaroce.kh.seg_max": "0",
+          "_ws.expert.message~": "ECHO_SEG with seg_max 0"},
+         "rx_drop_field"),
+        ("P10 pb_ack echo_seg without seg_max",
+         bh(0x01, flags=0x2c, words=14) + dh(0, 0) +
+         struct.pack(">II", 7, 0) + kh(rx_count=1, echo_flags=8),
+         {"_ws.expert.message~": "ECHO_SEG with seg_max 0"},
+         "rx_drop_field"),
         ("P10 nak code", bh(0x11) + kh(rx_count=1) + nkh(6, 0, 0),
          "rx_drop_field"),
         ("P10 nak psn", bh(0x11, psn=5) + kh(rx_count=1) + nkh(3, 0, 6),
@@ -308,6 +343,13 @@ def cases():
          "rx_drop_field"),
         ("P11 trailing", good_ack + b"\0", "rx_drop_length"),
         ("P11 beyond msg", bh(0x01, flags=0xc) + dh(0, 2) + b"abc",
+         "rx_drop_length"),
+        ("P11 payload 9217", bh(0x01, flags=0xc) + dh(0, 9217) +
+         bytes(9217), {"_ws.expert.message~": "Payload above 9216 bytes"},
+         "rx_drop_length"),
+        ("P11 datagram 4097", bh(0x20, dqpn=1, sqpn=1) +
+         struct.pack(">II", 0x80010000, 0) + bytes(4097),
+         {"_ws.expert.message~": "Datagram payload above 4096 bytes"},
          "rx_drop_length"),
         ("P11 va wrap", bh(0x03, flags=0xc) +
          mh(0xffffffffffffff00, 1) + dh(0, 0x101) + bytes(0x101),

@@ -587,7 +587,8 @@ struct mroce_qp {
 		 * when.
 		 */
 		bool peer_pb;
-		bool peer_seg;		/* ... with ECHO_SEG too */
+		/* ... with ECHO_SEG too: its seg_max in bytes, else 0 */
+		u32 peer_seg;
 		u8 pb_queries;
 		u32 pb_query_us;
 		struct timer_list rnr_timer;
@@ -1058,6 +1059,7 @@ bool mroce_resp_pb_ack(struct mroce_qp *qp, struct mroce_pkt_info *pi,
 		       u32 now_us, bool retx);
 void mroce_resp_pb_flush(struct mroce_qp *qp);
 bool mroce_qp_pb_ok(const struct mroce_qp *qp);
+u32 mroce_req_seg(const struct mroce_qp *qp);
 void mroce_resp_read_end(struct mroce_rd_src *src);
 void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 		    struct sk_buff *skb);

@@ -252,9 +252,14 @@ static void mroce_comp_ack(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	 */
 	if (pi->echo_flags & MROCE_ECHO_PB) {
 		WRITE_ONCE(qp->sq.peer_pb, true);
-		/* ... and large segments (mroce_req_seg()) */
+		/*
+		 * ... and large segments of up to seg_max units
+		 * (mroce_req_seg()); the parser saw to it that ECHO_SEG
+		 * comes with a non-zero seg_max
+		 */
 		if (pi->echo_flags & MROCE_ECHO_SEG)
-			WRITE_ONCE(qp->sq.peer_seg, true);
+			WRITE_ONCE(qp->sq.peer_seg,
+				   (u32)pi->seg_max * MROCE_SEG_UNIT);
 		echo = false;
 	}
 	if (echo)

@@ -108,8 +108,9 @@ MODULE_PARM_DESC(pb_ack,
 /*
  * Large segments (spec "Large segments"): SEND and WRITE packets carry as
  * much payload as the netdev MTU holds (1388 bytes on a 1500-byte link
- * rather than the PMTU's 1024; at most MROCE_SEG_MAX, 4096) on
- * connections whose path MTU is the port's active MTU.  A receiver of an
+ * rather than the PMTU's 1024; at most MROCE_SEG_MAX, 9216, and at most
+ * what the peer's seg_max says it takes) on connections whose path MTU is
+ * the port's active MTU.  A receiver of an
  * earlier revision fails such a message (NAK INVALID_REQUEST), so with
  * agreement only: 1 (default) after the peer answered the capability
  * PROBE with ECHO_SEG, 2 always, 0 never.
@@ -154,7 +155,7 @@ u32 mroce_port_seg(const struct mroce_dev *mdev)
 /* Largest IB MTU whose packets, with all headers, fit the netdev MTU. */
 enum ib_mtu mroce_port_mtu(const struct mroce_dev *mdev)
 {
-	u32 room = mroce_port_seg(mdev);	/* MROCE_SEG_MAX is 4096 */
+	u32 room = mroce_port_seg(mdev);	/* MROCE_SEG_MAX > 4096 */
 
 	if (room >= 4096)
 		return IB_MTU_4096;

@@ -214,7 +214,7 @@ static void mroce_sq_init_state(struct mroce_qp *qp)
 	memset(qp->sq.due, 0, sizeof(qp->sq.due));
 	qp->sq.tlp_out = false;
 	qp->sq.peer_pb = false;
-	qp->sq.peer_seg = false;
+	qp->sq.peer_seg = 0;
 	qp->sq.pb_queries = 0;
 	qp->sq.ring.hdr->prod = 0;
 	qp->sq.ring.hdr->cons = 0;

@@ -610,18 +610,22 @@ void mroce_req_probe(struct mroce_qp *qp, int id, u32 seq)
 /*
  * The segment size of a SEND or WRITE fetched now: the PMTU, or large
  * segments (spec "Large segments": as many bytes as the netdev MTU holds
- * with the largest data headers) where the peer accepts them (module
- * parameter seg) and the consumer asked for the port's own MTU.  A
- * smaller path MTU is the consumer's choice, kept.  Fixed for the message
- * once taken: its resends cut it the same way.
+ * with the largest data headers, and no more than the peer said it takes
+ * in its seg_max) where the peer accepts them (module parameter seg) and
+ * the consumer asked for the port's own MTU.  A smaller path MTU is the
+ * consumer's choice, kept.  Fixed for the message once taken: its resends
+ * cut it the same way.
  */
-static u32 mroce_req_seg(const struct mroce_qp *qp)
+u32 mroce_req_seg(const struct mroce_qp *qp)
 {
+	u32 seg = U32_MAX;
+
 	switch (READ_ONCE(mroce_seg)) {
 	case MROCE_PB_ALWAYS:
 		break;
 	case MROCE_PB_AUTO:
-		if (READ_ONCE(qp->sq.peer_seg))
+		seg = READ_ONCE(qp->sq.peer_seg);
+		if (seg)
 			break;
 		fallthrough;
 	default:
@@ -629,7 +633,8 @@ static u32 mroce_req_seg(const struct mroce_qp *qp)
 	}
 	if (qp->pmtu != ib_mtu_enum_to_int(mroce_port_mtu(qp->mdev)))
 		return qp->pmtu;
-	return max(mroce_port_seg(qp->mdev), qp->pmtu);
+	seg = min(seg, mroce_port_seg(qp->mdev));
+	return max(seg, qp->pmtu);
 }
 
 /* Give the WQE just fetched its PSNs, MSN, rq_seq and segment size. */

@@ -83,6 +83,10 @@ static void mroce_resp_kh_fill(struct mroce_qp *qp, struct mroce_pkt_info *pi,
 		pi->echo_psn = e->psn;
 		pi->echo_path_id = e->path_id;
 		pi->echo_flags = echo_flags | (e->ce ? MROCE_ECHO_CE : 0);
+		/* the largest segment we take, with the agreement to them */
+		if (echo_flags & MROCE_ECHO_SEG)
+			pi->seg_max = clamp(mroce_port_seg(qp->mdev) /
+					    MROCE_SEG_UNIT, 1U, (u32)U8_MAX);
 		pi->ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
 		pi->ack_delay_us = min_t(u32, delay_us, U16_MAX);
 	}
@@ -1030,7 +1034,7 @@ void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 		qp->rq.since_ack++;
 		/*
 		 * PB_ACK on a PROBE asks whether we accept them: we do, and
-		 * large segments too
+		 * large segments too, as large as our netdev takes
 		 */
 		mroce_resp_ack_flags(qp, pi, 0, 0, 0,
 				     pi->flags & MROCE_F_PB_ACK ?

@@ -372,7 +372,7 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct nlattr *nest;
-	u32 v[16];
+	u32 v[18];
 	int i;
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -417,6 +417,8 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		v[13] = READ_ONCE(qp->rq.rq_done);
 		v[14] = mroce_delack_us(&qp->rq.delack);	/* a snapshot */
 		v[15] = mroce_qp_pb_ok(qp);
+		v[16] = mroce_req_seg(qp);
+		v[17] = READ_ONCE(qp->sq.peer_seg);
 		rate = qp->sq.cc.rate_bps;
 		if (rdma_nl_put_driver_string(msg, "cc", qp->sq.cc_ops->name) ||
 		    rdma_nl_put_driver_u32(msg, "snd_una", v[9]) ||
@@ -431,6 +433,8 @@ static int mroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		    rdma_nl_put_driver_u32(msg, "rto_us", v[3]) ||
 		    rdma_nl_put_driver_u32(msg, "ack_delay_us", v[14]) ||
 		    rdma_nl_put_driver_u32(msg, "pb_ack", v[15]) ||
+		    rdma_nl_put_driver_u32(msg, "seg", v[16]) ||
+		    rdma_nl_put_driver_u32(msg, "peer_seg_max", v[17]) ||
 		    rdma_nl_put_driver_u32(msg, "reorder_pkts", v[4]) ||
 		    rdma_nl_put_driver_u32(msg, "cwnd_pkts", v[5]) ||
 		    rdma_nl_put_driver_u32(msg, "outstanding_pkts", v[6]) ||

@@ -194,9 +194,10 @@ static u64 mroce_wire_decode_kh(const u8 *p, struct mroce_pkt_info *info)
 	info->rate_hint_mbps = get_unaligned_be32(&kh->rate_hint);
 	info->ack_delay_us = get_unaligned_be16(&kh->ack_delay);
 	info->echo_flags = kh->echo_flags;
+	info->seg_max = kh->seg_max;
 	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
 		info->sack[i] = get_unaligned_be64(&kh->sack[i]);
-	return kh->reserved | (kh->echo_flags & ~MROCE_ECHO_DEFINED);
+	return kh->echo_flags & ~MROCE_ECHO_DEFINED;
 }
 
 /*
@@ -298,7 +299,11 @@ static bool mroce_wire_ack_fields_ok(const struct mroce_pkt_info *info)
 	/* no triggering packet: nothing to echo */
 	if (!info->rx_count &&
 	    (info->echo_ts || info->echo_path_seq || info->echo_psn ||
-	     info->echo_path_id || info->echo_flags || info->ack_delay_us))
+	     info->echo_path_id || info->echo_flags || info->ack_delay_us ||
+	     info->seg_max))
+		return false;
+	/* seg_max comes with ECHO_SEG, and only with it */
+	if (!(info->echo_flags & MROCE_ECHO_SEG) != !info->seg_max)
 		return false;
 	if (info->opcode != MROCE_OP_NAK)
 		return true;
@@ -333,6 +338,9 @@ static bool mroce_wire_lengths_ok(const struct mroce_wire_opinfo *op,
 	if (!(op->props & MROCE_OPP_PAYLOAD) && pay)
 		return false;
 	if (pay > MROCE_WIRE_MAX_PAYLOAD)
+		return false;
+	/* a datagram is one packet of at most the largest path MTU */
+	if ((op->props & MROCE_OPP_DATAGRAM) && pay > MROCE_WIRE_MAX_PMTU)
 		return false;
 	if (op->props & MROCE_OPP_MSG) {
 		if (info->msg_len > MROCE_WIRE_MAX_MSG_LEN)
@@ -482,6 +490,7 @@ static void mroce_wire_encode_kh(u8 *p, const struct mroce_pkt_info *info)
 	put_unaligned_be32(info->rate_hint_mbps, &kh->rate_hint);
 	put_unaligned_be16(info->ack_delay_us, &kh->ack_delay);
 	kh->echo_flags = info->echo_flags;
+	kh->seg_max = info->seg_max;
 	for (i = 0; i < MROCE_WIRE_SACK_WORDS; i++)
 		put_unaligned_be64(info->sack[i], &kh->sack[i]);
 }

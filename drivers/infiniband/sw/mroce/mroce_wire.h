@@ -24,6 +24,7 @@
 
 #include <linux/bits.h>
 #include <linux/build_bug.h>
+#include <linux/limits.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include "mroce_compat.h"
@@ -43,7 +44,13 @@
  */
 #define MROCE_WINDOW			MROCE_WIRE_SACK_BITS
 #define MROCE_WIRE_SACK_WORDS		(MROCE_WIRE_SACK_BITS / 64)
-#define MROCE_WIRE_MAX_PAYLOAD		4096	/* largest verbs path MTU */
+/*
+ * The largest payload of any packet (P11): a SEND or WRITE segment on a
+ * 9216-byte jumbo link (spec "Large segments"); the verbs path MTU stops
+ * at 4096.
+ */
+#define MROCE_WIRE_MAX_PAYLOAD		9216
+#define MROCE_WIRE_MAX_PMTU		4096	/* and a datagram's payload */
 #define MROCE_WIRE_MAX_MSG_LEN		0x80000000U	/* 2^31, as IB */
 #define MROCE_WIRE_MAX_RNR_TIMER	31
 
@@ -146,7 +153,7 @@ struct mroce_arh {
  *  8: echo path_id(8) | echo PSN(24)
  * 12: rx_count(16)    | ce_count(16)
  * 16: rate hint, Mbit/s(32), 0 = no hint
- * 20: ack_delay, microseconds(16) | echo_flags(8) | reserved(8)
+ * 20: ack_delay, microseconds(16) | echo_flags(8) | seg_max(8)
  * 24: SACK bitmap, 4 x 64-bit words: bit i (of 0 .. 255) is bit
  *     (i % 64) of word i / 64 and stands for PSN (BH.psn + i)
  */
@@ -159,7 +166,7 @@ struct mroce_kh {
 	__be32	rate_hint;
 	__be16	ack_delay;
 	u8	echo_flags;
-	u8	reserved;
+	u8	seg_max;	/* with ECHO_SEG: x MROCE_SEG_UNIT bytes */
 	__be64	sack[MROCE_WIRE_SACK_WORDS];
 };
 
@@ -334,8 +341,13 @@ enum mroce_opcode {
  * Large segments: the largest segment size of a SEND or WRITE message
  * (the PMTU, or with the peer's agreement anything up to this; spec
  * "Large segments"): the largest payload any packet may carry (P11).
+ * KH.seg_max, sent with ECHO_SEG, gives the largest segment its sender
+ * takes in units of MROCE_SEG_UNIT bytes: 32, fine enough that a
+ * 1500-byte link's 1388 reads 1376 (a 4 KiB message still takes 3
+ * packets), so one byte says at most 8160.
  */
 #define MROCE_SEG_MAX		MROCE_WIRE_MAX_PAYLOAD
+#define MROCE_SEG_UNIT		32
 
 /* NKH.code */
 enum mroce_nak_code {
@@ -465,6 +477,7 @@ struct mroce_pkt_info {
 	u32 echo_psn;
 	u8 echo_path_id;
 	u8 echo_flags;
+	u8 seg_max;
 	u16 rx_count;
 	u16 ce_count;
 	u16 ack_delay_us;

@@ -110,7 +110,6 @@ static void spec_reserved_map(u8 opcode, u8 *m)
 		set_bytes(m, 16, 4, 0xff);	/* path_seq */
 		set_bytes(m, 21, 3, 0xff);	/* MSN */
 		m[54] = 0xf0;			/* echo_flags bits 7..4 */
-		m[55] = 0xff;			/* KH reserved */
 		break;
 	case MROCE_OP_PROBE:
 		set_bytes(m, 13, 3, 0xff);	/* PSN */
@@ -166,7 +165,7 @@ static u32 rnd_msg_len(struct rnd *r)
 	case 0:
 		return 0;
 	case 1:
-		return 1 + rndn(r, 4096);
+		return 1 + rndn(r, MROCE_WIRE_MAX_PAYLOAD);
 	case 2:
 		return 1 + rndn(r, 1 << 20);
 	default:
@@ -187,6 +186,8 @@ static void rnd_kh(struct rnd *r, struct mroce_pkt_info *pi)
 		pi->echo_psn = rnd32(r) & U24;
 		pi->echo_path_id = rndn(r, MROCE_WIRE_MAX_PATHS);
 		pi->echo_flags = rnd32(r) & MROCE_ECHO_DEFINED;
+		if (pi->echo_flags & MROCE_ECHO_SEG)
+			pi->seg_max = 1 + rndn(r, U8_MAX);
 		pi->ack_delay_us = rnd32(r);
 	}
 	pi->rate_hint_mbps = rnd32(r);
@@ -304,7 +305,7 @@ static void rnd_valid(struct rnd *r, u8 opcode, struct mroce_pkt_info *pi)
 		pi->path_seq = 0;
 		pi->msn = 0;
 		pi->qkey = rnd32(r);
-		pi->payload_len = rndn(r, MROCE_WIRE_MAX_PAYLOAD + 1);
+		pi->payload_len = rndn(r, MROCE_WIRE_MAX_PMTU + 1);
 		break;
 	}
 }
@@ -369,6 +370,7 @@ static void expect_same(struct kunit *test, const struct mroce_pkt_info *got,
 	expect_field(test, "echo_psn", got->echo_psn, want->echo_psn, op);
 	expect_field(test, "echo_path_id", got->echo_path_id, want->echo_path_id, op);
 	expect_field(test, "echo_flags", got->echo_flags, want->echo_flags, op);
+	expect_field(test, "seg_max", got->seg_max, want->seg_max, op);
 	expect_field(test, "rx_count", got->rx_count, want->rx_count, op);
 	expect_field(test, "ce_count", got->ce_count, want->ce_count, op);
 	expect_field(test, "ack_delay_us", got->ack_delay_us, want->ack_delay_us, op);
@@ -477,6 +479,8 @@ static void check_accepted(struct kunit *test, const u8 *pkt, unsigned int len,
 		KUNIT_EXPECT_LE(test, pi->ce_count, pi->rx_count);
 		KUNIT_EXPECT_EQ(test, pi->sack[0] & 1, 0);
 		KUNIT_EXPECT_EQ(test, pi->echo_flags & ~MROCE_ECHO_DEFINED, 0);
+		KUNIT_EXPECT_EQ(test, !(pi->echo_flags & MROCE_ECHO_SEG),
+				!pi->seg_max);
 	}
 	if (pi->opcode == MROCE_OP_NAK) {
 		KUNIT_EXPECT_GE(test, pi->nak_code, 1);
@@ -1033,7 +1037,6 @@ static void mroce_wire_test_pb_ack(struct kunit *test)
 		{ 0, 0xff },		/* PBH bits above the ack PSN */
 		{ 4, 0xff }, { 5, 0xff }, { 6, 0xff }, { 7, 0xff },
 		{ 8 + 22, 0xf0 },	/* KH echo_flags bits 7..4 */
-		{ 8 + 23, 0xff },	/* KH reserved */
 	};
 	struct mroce_wire_seg seg = { .flags = MROCE_F_FIRST };
 	struct mroce_pkt_info in, out, bad;
@@ -1108,6 +1111,9 @@ static void mroce_wire_test_pb_ack(struct kunit *test)
 		bad.rx_count = 0;
 		bad.ce_count = 0;
 		bad.echo_ts = 1;
+		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &bad), ERR(FIELD));
+		bad = in;
+		bad.echo_flags ^= MROCE_ECHO_SEG;
 		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &bad), ERR(FIELD));
 		bad = in;
 		bad.ack_psn = U24 + 1;
@@ -1234,6 +1240,36 @@ static void mroce_wire_test_ack_fields(struct kunit *test)
 	in.ack_delay_us = 0;
 	in.echo_path_id = 1;
 	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), ERR(FIELD));
+	in.echo_path_id = 0;
+	in.seg_max = 1;
+	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), ERR(FIELD));
+
+	/*
+	 * seg_max (spec "Large segments"): the answer to a capability PROBE
+	 * gives it with ECHO_SEG; neither comes without the other
+	 */
+	rnd_valid(&r, MROCE_OP_ACK, &in);
+	in.rx_count = 1;
+	in.ce_count = 0;
+	in.echo_flags = MROCE_ECHO_PB | MROCE_ECHO_SEG;
+	for (c = 0; c <= U8_MAX; c++) {
+		u8 *kh = buf + MROCE_HLEN_ACK - sizeof(struct mroce_kh);
+		struct mroce_pkt_info out;
+
+		in.seg_max = c;
+		KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in),
+				c ? MROCE_HLEN_ACK : ERR(FIELD));
+		if (!c)
+			continue;
+		/* byte 23 of the KH */
+		KUNIT_EXPECT_EQ(test, kh[23], c);
+		KUNIT_EXPECT_EQ(test, parse_exact(test, buf, MROCE_HLEN_ACK, &out), 0);
+		KUNIT_EXPECT_EQ(test, out.seg_max, c);
+	}
+	in.echo_flags = MROCE_ECHO_PB;
+	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), ERR(FIELD));
+	in.seg_max = 0;
+	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), MROCE_HLEN_ACK);
 
 	/* NAK codes */
 	for (c = 0; c < 256; c++) {
@@ -1336,18 +1372,18 @@ static void mroce_wire_test_lengths(struct kunit *test)
 				ERR(LENGTH));
 	}
 
-	/* payload at most 4096 bytes */
+	/* payload at most MROCE_WIRE_MAX_PAYLOAD (9216) bytes */
 	memset(&in, 0, sizeof(in));
 	in.opcode = MROCE_OP_SEND;
 	in.dest_qpn = 2;
 	in.src_qpn = 2;
-	in.msg_len = 8192;
-	in.payload_len = 4096;
+	in.msg_len = 2 * MROCE_WIRE_MAX_PAYLOAD;
+	in.payload_len = MROCE_WIRE_MAX_PAYLOAD;
 	in.flags = MROCE_F_FIRST;
 	len = build_pkt(test, buf, &in);
 	KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len, &out), 0);
 	KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len + 1, &out), ERR(LENGTH));
-	in.payload_len = 4097;
+	in.payload_len = MROCE_WIRE_MAX_PAYLOAD + 1;
 	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), ERR(LENGTH));
 
 	/* offset + payload beyond the message */
@@ -1430,14 +1466,14 @@ static void mroce_wire_test_lengths(struct kunit *test)
 	in.va = 0ULL - 8;
 	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), ERR(LENGTH));
 
-	/* datagrams: one packet, 0 .. 4096 bytes */
+	/* datagrams: one packet, 0 .. 4096 bytes (the largest path MTU) */
 	memset(&in, 0, sizeof(in));
 	in.opcode = MROCE_OP_UD_SEND;
 	in.dest_qpn = 1;
 	in.src_qpn = 1;
 	in.qkey = 0x80010000;
 	KUNIT_EXPECT_EQ(test, mroce_wire_build(buf, BUF_MAX, &in), MROCE_HLEN_UD);
-	in.payload_len = 4096;
+	in.payload_len = MROCE_WIRE_MAX_PMTU;
 	len = build_pkt(test, buf, &in);
 	KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len, &out), 0);
 	KUNIT_EXPECT_EQ(test, parse_exact(test, buf, len + 1, &out), ERR(LENGTH));
