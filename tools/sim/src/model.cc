@@ -298,7 +298,8 @@ void SendConn::try_send()
 				    mroce_rto_us(&rto), (u64)hint_mbps * 1000000);
 		xmit(sb.nxt, false, path);
 		if (cc.rate_bps)
-			mroce_pacer_sent(&pacer, cc.rate_bps, cc.pkt_bytes, now_us());
+			mroce_pacer_sent(&pacer, cc.rate_bps, cc.pkt_bytes, cc.pkt_bytes,
+					 now_us());
 		sent_new++;
 		sent = true;
 	}

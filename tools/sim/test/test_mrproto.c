@@ -319,8 +319,8 @@ static void test_rto_pace(void)
 
 	/* 1 Gbit/s, 1250-byte packets: one every 10 us after the burst */
 	mroce_pacer_init(&p);
-	mroce_pacer_sent(&p, 1000000000ULL, 1250, 100);
-	mroce_pacer_sent(&p, 1000000000ULL, 1250, 100);
+	mroce_pacer_sent(&p, 1000000000ULL, 1250, 1250, 100);
+	mroce_pacer_sent(&p, 1000000000ULL, 1250, 1250, 100);
 	wait = mroce_pacer_next_us(&p, 1000000000ULL, 1250, 100);
 	check(wait >= 9 && wait <= 11, "pace: 10 us between packets at 1 Gbit/s");
 	check(mroce_pacer_next_us(&p, 1000000000ULL, 1250, 100 + wait) == 0,

@@ -317,7 +317,8 @@ static void sim_send(struct sim *s, struct sim_flow *fl, int idx)
 		p->flow = idx;
 		p->ce = ce;
 		s->q_bytes += SIM_PKT;
-		mroce_pacer_sent(&fl->pacer, fl->cc.rate_bps, SIM_PKT, s->now);
+		mroce_pacer_sent(&fl->pacer, fl->cc.rate_bps, SIM_PKT, SIM_PKT,
+				 s->now);
 		fl->inflight++;
 	}
 }

@@ -14,11 +14,17 @@
  *
  * Use, under the QP's send lock:
  *
- *	wait = mroce_pacer_next_us(&pacer, cc->rate_bps, len, now_us);
+ *	wait = mroce_pacer_next_us(&pacer, cc->rate_bps, pkt, now_us);
  *	if (wait)
  *		arm the pacing timer for now + wait and stop sending;
  *	else
- *		send the packet, then mroce_pacer_sent(&pacer, ..., len, now_us);
+ *		send the packet, then
+ *		mroce_pacer_sent(&pacer, ..., pkt, len, now_us);
+ *
+ * where pkt is the size of the connection's full packets (it sizes the
+ * burst, and no packet waits for more credit than one of them costs) and
+ * len the size of the packet sent, which is what it pays: a message's
+ * short last packet, or a small message, costs only its own bytes.
  *
  * rate_bps 0 means unpaced: next_us() is always 0 and sent() does nothing.
  * Pure code: no ib_core dependency (KUnit suite mroce_pace).
@@ -102,17 +108,18 @@ static inline u64 mroce_pacer_next_us(struct mroce_pacer *p, u64 rate_bps,
 }
 
 /*
- * A packet of @pkt_bytes left at @now_us.  Sending before next_us() said
- * so (a retransmission that must not wait, say) puts the bucket in debt,
- * at most one burst deep, which later packets pay back.
+ * A packet of @len bytes left at @now_us, on a connection whose full
+ * packets are @pkt_bytes.  Sending before next_us() said so (a
+ * retransmission that must not wait, say) puts the bucket in debt, at
+ * most one burst deep, which later packets pay back.
  */
 static inline void mroce_pacer_sent(struct mroce_pacer *p, u64 rate_bps,
-				    u32 pkt_bytes, u64 now_us)
+				    u32 pkt_bytes, u32 len, u64 now_us)
 {
 	if (!rate_bps)
 		return;
 	mroce_pacer_refill(p, rate_bps, pkt_bytes, now_us);
-	p->credit -= mroce_pacer_cost(pkt_bytes);
+	p->credit -= mroce_pacer_cost(len);
 	p->credit = max(p->credit, -mroce_pacer_burst(rate_bps, pkt_bytes));
 }
 

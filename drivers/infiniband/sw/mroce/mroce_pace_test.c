@@ -15,7 +15,7 @@ static void mroce_pace_test_unpaced(struct kunit *test)
 	mroce_pacer_init(&p);
 	for (i = 0; i < 100; i++) {
 		KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, 0, 4096, 5), 0);
-		mroce_pacer_sent(&p, 0, 4096, 5);
+		mroce_pacer_sent(&p, 0, 4096, 4096, 5);
 	}
 	KUNIT_EXPECT_EQ(test, p.credit, S64_MAX);
 }
@@ -27,7 +27,7 @@ static int mroce_pace_burst_at(struct mroce_pacer *p, u64 rate, u32 len,
 	int n = 0;
 
 	while (n < 1000 && !mroce_pacer_next_us(p, rate, len, now)) {
-		mroce_pacer_sent(p, rate, len, now);
+		mroce_pacer_sent(p, rate, len, len, now);
 		n++;
 	}
 	return n;
@@ -81,7 +81,7 @@ static void mroce_pace_check_rate(struct kunit *test, u64 rate, u32 len)
 			now += wait;
 			continue;
 		}
-		mroce_pacer_sent(&p, rate, len, now);
+		mroce_pacer_sent(&p, rate, len, len, now);
 		same = sent && now == last ? same + 1 : 1;
 		max_same = max(max_same, same);
 		if (now == start)
@@ -112,6 +112,50 @@ static void mroce_pace_test_long_run(struct kunit *test)
 			mroce_pace_check_rate(test, rates[i], lens[j]);
 }
 
+/*
+ * Packets smaller than the connection's full ones (a message's short
+ * last packet; a 4 KiB message on a connection of 8 KiB segments) pay
+ * their own size: the bytes leave at the rate, not fewer.  The wait is
+ * for a full packet's credit, and the burst is sized by it.
+ */
+static void mroce_pace_test_mixed_sizes(struct kunit *test)
+{
+	static const u32 lens[] = { 8224, 8224, 8224, 4160, 400, 8224, 176 };
+	const u64 rate = 1000000000ULL;
+	u64 now = 5000, start, bytes = 0, achieved, wait;
+	struct mroce_pacer p;
+	int i = 0, sent = 0;
+
+	mroce_pacer_init(&p);
+	/* full bucket: two full packets' worth, paid by what is sent */
+	KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, rate, 8224, now), 0);
+	mroce_pacer_sent(&p, rate, 8224, 4160, now);
+	mroce_pacer_sent(&p, rate, 8224, 4160, now);
+	mroce_pacer_sent(&p, rate, 8224, 4160, now);
+	/* 3 x 4160 of 2 x 8224: 3968 bytes of credit left, less than 8224 */
+	KUNIT_EXPECT_EQ(test, p.credit, (s64)(2 * 8224 - 3 * 4160) * 8 *
+			(s64)MROCE_PACE_UNIT);
+	/* (8224 - 3968) x 8 bits at 1000 bit/us: 34.048 us, rounded up */
+	KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, rate, 8224, now), 35);
+
+	start = now;
+	while (sent < 20000) {
+		wait = mroce_pacer_next_us(&p, rate, 8224, now);
+		if (wait) {
+			now += wait;
+			continue;
+		}
+		mroce_pacer_sent(&p, rate, 8224, lens[i], now);
+		bytes += lens[i];
+		i = (i + 1) % ARRAY_SIZE(lens);
+		sent++;
+	}
+	/* the credit left at the start bought at most two full packets */
+	achieved = div64_u64((bytes - 2 * 8224) * 8 * 1000000, now - start);
+	KUNIT_EXPECT_LE(test, achieved, rate + div_u64(rate, 100));
+	KUNIT_EXPECT_GE(test, achieved, rate - div_u64(rate, 100));
+}
+
 static void mroce_pace_test_rate_change(struct kunit *test)
 {
 	struct mroce_pacer p;
@@ -127,7 +171,7 @@ static void mroce_pace_test_rate_change(struct kunit *test)
 						  now), 1);
 	/* unpaced in between leaves the bucket alone */
 	KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, 0, 1000, now), 0);
-	mroce_pacer_sent(&p, 0, 1000, now);
+	mroce_pacer_sent(&p, 0, 1000, 1000, now);
 	KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, 1000000000ULL, 1000,
 						  now + 4), 4);
 }
@@ -141,12 +185,12 @@ static void mroce_pace_test_debt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_pace_burst_at(&p, 1000000000ULL, 1000,
 						  0), 2);
 	/* one forced send: the next packet waits two packet times */
-	mroce_pacer_sent(&p, 1000000000ULL, 1000, 0);
+	mroce_pacer_sent(&p, 1000000000ULL, 1000, 1000, 0);
 	KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, 1000000000ULL, 1000,
 						  0), 16);
 	/* many forced sends: the debt stays within one burst */
 	for (i = 0; i < 100; i++)
-		mroce_pacer_sent(&p, 1000000000ULL, 1000, 0);
+		mroce_pacer_sent(&p, 1000000000ULL, 1000, 1000, 0);
 	KUNIT_EXPECT_EQ(test, p.credit,
 			-mroce_pacer_burst(1000000000ULL, 1000));
 	KUNIT_EXPECT_EQ(test, mroce_pacer_next_us(&p, 1000000000ULL, 1000,
@@ -164,6 +208,7 @@ static struct kunit_case mroce_pace_cases[] = {
 	KUNIT_CASE(mroce_pace_test_unpaced),
 	KUNIT_CASE(mroce_pace_test_burst),
 	KUNIT_CASE(mroce_pace_test_long_run),
+	KUNIT_CASE(mroce_pace_test_mixed_sizes),
 	KUNIT_CASE(mroce_pace_test_rate_change),
 	KUNIT_CASE(mroce_pace_test_debt),
 	{}

@@ -660,8 +660,14 @@ static void mroce_req_assign(struct mroce_qp *qp, struct mroce_swqe *sw)
 	} else {
 		sw->seg = mroce_req_seg(qp);
 		sw->npkts = max(1U, DIV_ROUND_UP(sw->length, sw->seg));
-		/* the pacer and the rate's packet count see packets this big */
-		qp->sq.cc.pkt_bytes = mroce_wire_pkt_bytes(sw->seg);
+		/*
+		 * the pacer and the rate's packet count (the window) see
+		 * packets as big as this message's largest, or the PMTU's:
+		 * a 4 KiB message in 8 KiB segments is one 4 KiB packet
+		 */
+		qp->sq.cc.pkt_bytes =
+			mroce_wire_pkt_bytes(max(min(sw->seg, sw->length),
+						 qp->pmtu));
 		qp->sq.msn++;
 	}
 	qp->sq.msn &= MROCE_WIRE_U24_MASK;
@@ -794,6 +800,18 @@ static bool mroce_req_run_ud(struct mroce_qp *qp, int budget)
 	}
 	tasklet_schedule(&qp->sq.task);
 	return failed;
+}
+
+/*
+ * What packet @k of @sw pays the pacer: its payload and the largest
+ * headers (a READ request or an atomic carries none).
+ */
+static u32 mroce_req_pkt_bytes(const struct mroce_qp *qp,
+			       const struct mroce_swqe *sw, u32 k)
+{
+	if (sw->op->mask & (MROCE_WR_READ | MROCE_WR_ATOMIC))
+		return mroce_wire_pkt_bytes(0);
+	return mroce_wire_pkt_bytes(min(sw->seg, sw->length - k * sw->seg));
 }
 
 /*
@@ -982,6 +1000,7 @@ static bool mroce_req_run(struct mroce_qp *qp, int budget)
 		if (qp->sq.cc.rate_bps)
 			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
 					 qp->sq.cc.pkt_bytes,
+					 mroce_req_pkt_bytes(qp, sw, sw->sent),
 					 mroce_now_us64());
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts || sw->status != IB_WC_SUCCESS)
@@ -1023,9 +1042,11 @@ static int mroce_req_read_resps(struct mroce_qp *qp, int budget)
 		}
 		if (!mroce_resp_read_next(qp, &src))
 			break;
+		/* READ responses are cut at the PMTU */
 		if (qp->sq.cc.rate_bps)
 			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
 					 qp->sq.cc.pkt_bytes,
+					 mroce_wire_pkt_bytes(qp->pmtu),
 					 mroce_now_us64());
 		budget--;
 	}
