@@ -198,7 +198,15 @@ enum hrtimer_restart mroce_resp_ack_timer(struct hrtimer *t)
 	waited = now - qp->rq.unacked_since_us;
 	delay = mroce_delack_us(&qp->rq.delack);
 	if (waited < delay) {
-		/* an ACK went out since the timer was armed: wait the rest */
+		/*
+		 * An ACK went out since the timer was armed.  If a packet
+		 * held a new one while this callback waited for the lock,
+		 * mroce_resp_ack_later() found the timer running, not
+		 * queued, and armed it again: that expiry is this hold's.
+		 * Else wait the rest.
+		 */
+		if (hrtimer_is_queued(t))
+			goto out;
 		hrtimer_forward_now(t, mroce_us_ktime(delay - waited));
 		ret = HRTIMER_RESTART;
 		goto out;
