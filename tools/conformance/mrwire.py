@@ -58,7 +58,6 @@ REQUESTS = {0x01, 0x02, 0x03, 0x04, 0x05, 0x07, 0x08, 0x0a}
 # of a datagram (one packet of at most the largest path MTU)
 MAX_PAYLOAD = 9216
 MAX_PMTU = 4096
-DATAGRAMS = {0x20, 0x21}
 # KH.seg_max: with ECHO_SEG, the largest segment taken, in these units
 SEG_UNIT = 32
 
@@ -262,7 +261,7 @@ def parse(pkt):
             return "rx_drop_field", f
     plen = len(payload)
     if (plen and not has_payload) or plen > MAX_PAYLOAD or \
-            (op in DATAGRAMS and plen > MAX_PMTU):
+            ("DGH" in hdrs and plen > MAX_PMTU):
         return "rx_drop_length", f
     if "DH" in hdrs:
         if f["length"] > 1 << 31 or f["offset"] + plen > f["length"] or \

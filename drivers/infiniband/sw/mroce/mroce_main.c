@@ -110,10 +110,9 @@ MODULE_PARM_DESC(pb_ack,
  * much payload as the netdev MTU holds (1388 bytes on a 1500-byte link
  * rather than the PMTU's 1024; at most MROCE_SEG_MAX, 9216, and at most
  * what the peer's seg_max says it takes) on connections whose path MTU is
- * the port's active MTU.  A receiver of an
- * earlier revision fails such a message (NAK INVALID_REQUEST), so with
- * agreement only: 1 (default) after the peer answered the capability
- * PROBE with ECHO_SEG, 2 always, 0 never.
+ * the port's active MTU.  A receiver of an earlier revision fails such a
+ * message (NAK INVALID_REQUEST), so with agreement only: 1 (default) after
+ * the peer answered the capability PROBE with ECHO_SEG, 2 always, 0 never.
  */
 unsigned int mroce_seg = MROCE_PB_AUTO;
 module_param_cb(seg, &mroce_mode_ops, &mroce_seg, 0644);

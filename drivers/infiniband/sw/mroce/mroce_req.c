@@ -236,6 +236,12 @@ static void mroce_req_fill_read(struct mroce_qp *qp,
 	}
 }
 
+/* The payload of packet @k of SEND or WRITE @sw: SEG, or the rest. */
+static u32 mroce_req_seg_len(const struct mroce_swqe *sw, u32 k)
+{
+	return min(sw->seg, sw->length - k * sw->seg);
+}
+
 /*
  * The headers of packet @k of @sw, from the WQE alone (what the packet
  * says, not how it travels).  Returns the payload bytes, from @*off of
@@ -274,7 +280,7 @@ static u32 mroce_req_fill(struct mroce_qp *qp, const struct mroce_swqe *sw,
 	/* SEND and WRITE: one segment of the message */
 	op = mroce_wire_opinfo(pi->opcode);
 	*off = k * sw->seg;
-	len = min(sw->seg, sw->length - *off);
+	len = mroce_req_seg_len(sw, k);
 	pi->offset = *off;
 	pi->msg_len = sw->length;
 	if (k == 0)
@@ -806,12 +812,11 @@ static bool mroce_req_run_ud(struct mroce_qp *qp, int budget)
  * What packet @k of @sw pays the pacer: its payload and the largest
  * headers (a READ request or an atomic carries none).
  */
-static u32 mroce_req_pkt_bytes(const struct mroce_qp *qp,
-			       const struct mroce_swqe *sw, u32 k)
+static u32 mroce_req_pkt_bytes(const struct mroce_swqe *sw, u32 k)
 {
 	if (sw->op->mask & (MROCE_WR_READ | MROCE_WR_ATOMIC))
 		return mroce_wire_pkt_bytes(0);
-	return mroce_wire_pkt_bytes(min(sw->seg, sw->length - k * sw->seg));
+	return mroce_wire_pkt_bytes(mroce_req_seg_len(sw, k));
 }
 
 /*
@@ -1000,7 +1005,7 @@ static bool mroce_req_run(struct mroce_qp *qp, int budget)
 		if (qp->sq.cc.rate_bps)
 			mroce_pacer_sent(&qp->sq.pacer, qp->sq.cc.rate_bps,
 					 qp->sq.cc.pkt_bytes,
-					 mroce_req_pkt_bytes(qp, sw, sw->sent),
+					 mroce_req_pkt_bytes(sw, sw->sent),
 					 mroce_now_us64());
 		qp->sq.psn = mroce_psn_add(qp->sq.psn, 1);
 		if (++sw->sent == sw->npkts || sw->status != IB_WC_SUCCESS)
