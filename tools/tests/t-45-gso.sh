@@ -129,6 +129,18 @@ check "cut: the connection used several paths ($ports source ports)" \
 	test "$ports" -ge 4
 check "cut: packets leave in runs on one path ($runs runs < $n / 2 packets)" \
 	test $((runs * 2)) -lt "$n"
+# A connection whose first message is a chunk: the capability PROBE goes
+# ahead of the chunk, the answer brings large segments (1376 bytes on a
+# 1500-byte link) for the next messages.  Without it every packet would
+# stay within the PMTU's 1024 bytes: IPv4 length 20 + 8 + 64 + 1024.
+PCAP=$RDMA_OUTDIR/cut-pp.pcap
+dumpcap_start h1 veth1 'udp dst port 4792 and src host 192.0.2.2' "$PCAP" 0
+pingpong_pair "cut: pingpong 64 KiB" 65536
+dumpcap_stop
+maxlen=$(tshark -n -r "$PCAP" -T fields -e ip.len 2>/dev/null | sort -n | tail -n 1)
+log "RESULT cut: largest packet of the ping-pong: IPv4 length ${maxlen:-?}"
+check "cut: the ping-pong got large segments (IPv4 length ${maxlen:-?} > 1116)" \
+	test "${maxlen:-0}" -gt 1116
 in_h2 ethtool -K veth2 tx-gso-list on tx on
 
 # --- loss ---------------------------------------------------------------
