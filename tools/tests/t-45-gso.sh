@@ -9,18 +9,28 @@
 #   bind      insmod mroce gso=veth: mroce1 (veth1 in h1) and mroce2 (veth2
 #             in h2) say "transport gso"; a device on sft0 gets "udp",
 #             and after gso is set to "sft" at run time, "gso"
-#   whole     veth carries the GSO skb whole into h1, whose UDP layer cuts
-#             it before mroce's socket: mroce-verify SEND, WRITE, READ of
-#             0 B .. 1 MiB and ibv_rc_pingpong 64 KiB --chk; tx_gso_skbs
-#             grows on both devices, by fewer than the packets sent; no
-#             packet is dropped as malformed by the receivers
-#   cut       veth2 with tx-gso-list and tx checksumming off: the stack
-#             cuts every GSO skb on transmit; the same data checks, and a
-#             capture on veth1 (dumpcap, tshark): every MetaRoCE packet
-#             has a correct UDP checksum, its own IPv4 header (checksum
-#             right, total length its own), and consecutive packets share
-#             a UDP source port in runs (a chunk is one path) while the
-#             connection still uses several (bursts over the paths)
+#   whole     veth carries the GSO skb whole into the peer namespace,
+#             whose mroce socket takes it whole and unchains it itself:
+#             mroce-verify SEND, WRITE, READ of 0 B .. 1 MiB and
+#             ibv_rc_pingpong 64 KiB --chk; tx_gso_skbs grows on both
+#             devices, by fewer than the packets sent; the receivers took
+#             every one of them whole (rx_gso_skbs, the same number) with
+#             its packets (rx_gso_pkts); no packet is dropped as malformed
+#   cut       veth2 with tx-gso-list, tx checksumming and scatter-gather
+#             off: the stack cuts every GSO skb on transmit, and the
+#             provider copies payloads (the stack would linearize page
+#             fragments); the same data checks, and a capture on veth1
+#             (dumpcap, tshark): every MetaRoCE packet has a correct UDP
+#             checksum, its own IPv4 header (checksum right, total length
+#             its own), and consecutive packets share a UDP source port in
+#             runs (a chunk is one path) while the connection still uses
+#             several (bursts over the paths); a ping-pong whose first
+#             message is a chunk still asks for large segments and gets
+#             them (packets longer than the PMTU's)
+#   foreign   a plain UDP GSO buffer (UDP_SEGMENT, no tunnel type) sent to
+#             h1's MetaRoCE port is still cut by the UDP layer: its
+#             segments reach mroce one by one (rx_pkts, parse drops), none
+#             is dropped as a GSO buffer
 #   loss      netem loss 5% on veth2: whole chunks are lost, resent, and
 #             the data is still right
 #   counters  no packet dropped on transmit (tx_drop), no UDP checksum
@@ -38,6 +48,7 @@ V=$MROCE_TOP/tools/mroce-verify/mroce-verify
 
 klog_from() { dmesg | tail -n +$(($1 + 1)); }
 gso_skbs() { echo $(( $(counter mroce1 tx_gso_skbs) + $(counter mroce2 tx_gso_skbs) )); }
+rx_gso() { echo $(( $(counter mroce1 "rx_gso_$1") + $(counter mroce2 "rx_gso_$1") )); }
 tx_pkts() { echo $(( $(counter mroce1 tx_pkts) + $(counter mroce2 tx_pkts) )); }
 resent() { echo $(( $(counter mroce1 tx_retx_pkts) + $(counter mroce2 tx_retx_pkts) )); }
 
@@ -81,25 +92,29 @@ if [ "${MROCE_TEST_TIMEOUT_SCALE:-1}" -gt 1 ]; then
 	big=256K small=32K
 fi
 
-# --- whole: veth takes fraglist GSO, h1's UDP layer cuts it -------------
+# --- whole: veth takes fraglist GSO, the mroce socket takes it whole ----
 log "veth2: $(in_h2 ethtool -k veth2 | grep -E 'tx-gso-list|tx-checksumming' | tr -s '\t\n' '  ')"
-g0=$(gso_skbs) p0=$(tx_pkts)
+g0=$(gso_skbs) p0=$(tx_pkts) rs0=$(rx_gso skbs) rp0=$(rx_gso pkts)
 verify_pair whole "$big" 4513
 pingpong_pair "whole: pingpong 64 KiB" 65536
-g1=$(gso_skbs) p1=$(tx_pkts)
-log "RESULT whole: $((g1 - g0)) GSO skbs for $((p1 - p0)) packets"
+g1=$(gso_skbs) p1=$(tx_pkts) rs1=$(rx_gso skbs) rp1=$(rx_gso pkts)
+log "RESULT whole: $((g1 - g0)) GSO skbs for $((p1 - p0)) packets; received whole: $((rs1 - rs0)) skbs, $((rp1 - rp0)) packets"
 check "whole: the devices sent GSO skbs ($((g1 - g0)))" test $((g1 - g0)) -gt 0
 check "whole: a GSO skb carries several packets ($((g1 - g0)) skbs < $((p1 - p0)) / 2 packets)" \
 	test $(( (g1 - g0) * 2 )) -lt $((p1 - p0))
+check_eq "whole: the receivers took every GSO skb whole (rx_gso_skbs)" \
+	$((g1 - g0)) $((rs1 - rs0))
+check "whole: with several packets each ($((rp1 - rp0)) packets > 2 x $((rs1 - rs0)) skbs)" \
+	test $((rp1 - rp0)) -gt $(( (rs1 - rs0) * 2 ))
 # each packet arrives as built: a wrong cut (sizes, headers) is dropped as
 # malformed and resent
 check_eq "whole: no packet dropped as malformed by the receivers" 0 "$(malformed_drops)"
 log "RESULT whole: $(resent) packets resent on the clean link"
 
 # --- cut: the stack segments on transmit; the wire checked --------------
-on_exit 'in_h2 ethtool -K veth2 tx-gso-list on tx on 2>/dev/null'
-require "veth2: tx-gso-list off, tx checksumming off" \
-	in_h2 ethtool -K veth2 tx-gso-list off tx off
+on_exit 'in_h2 ethtool -K veth2 tx-gso-list on tx on sg on 2>/dev/null'
+require "veth2: tx-gso-list, tx checksumming and scatter-gather off" \
+	in_h2 ethtool -K veth2 tx-gso-list off tx off sg off
 PCAP=$RDMA_OUTDIR/cut.pcap
 dumpcap_start h1 veth1 'udp dst port 4792 and src host 192.0.2.2' "$PCAP" 0
 g0=$(gso_skbs)
@@ -141,7 +156,7 @@ maxlen=$(tshark -n -r "$PCAP" -T fields -e ip.len 2>/dev/null | sort -n | tail -
 log "RESULT cut: largest packet of the ping-pong: IPv4 length ${maxlen:-?}"
 check "cut: the ping-pong got large segments (IPv4 length ${maxlen:-?} > 1116)" \
 	test "${maxlen:-0}" -gt 1116
-in_h2 ethtool -K veth2 tx-gso-list on tx on
+in_h2 ethtool -K veth2 tx-gso-list on tx on sg on
 
 # --- loss ---------------------------------------------------------------
 r0=$(counter "$DEV_C" tx_retx_pkts)
@@ -154,6 +169,26 @@ r1=$(counter "$DEV_C" tx_retx_pkts)
 log "RESULT loss5: netem dropped ${nd:-?} skbs, $DEV_C resent $((r1 - r0)) packets"
 check "loss5: netem dropped skbs (${nd:-?})" test "${nd:-0}" -gt 0
 check "loss5: $DEV_C resent packets ($((r1 - r0)))" test "$((r1 - r0))" -gt 0
+
+# --- foreign: a plain UDP GSO buffer is still cut for mroce ------------
+# The socket accepts UDP_L4 and FRAGLIST buffers whole only with a tunnel
+# type (the GSO provider's); a UDP_SEGMENT sender's four 200-byte
+# segments of junk (version 0) must reach mroce as four packets.
+r0=$(counter mroce1 rx_pkts) d0=$(counter mroce1 rx_drop_gso)
+v0=$(counter mroce1 rx_drop_version)
+check "foreign: h2 sends one UDP_SEGMENT buffer of 4 x 200 B to 192.0.2.1:4792" \
+	in_h2 python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_UDP, 103, 200)	# UDP_SEGMENT
+s.sendto(bytes(800), ("192.0.2.1", 4792))'
+sleep 0.5
+r1=$(counter mroce1 rx_pkts) d1=$(counter mroce1 rx_drop_gso)
+v1=$(counter mroce1 rx_drop_version)
+log "RESULT foreign: mroce1 rx_pkts +$((r1 - r0)), rx_drop_version +$((v1 - v0)), rx_drop_gso +$((d1 - d0))"
+check_eq "foreign: mroce1 got its four segments one by one" 4 $((r1 - r0))
+check_eq "foreign: and dropped each as not MetaRoCE (rx_drop_version)" 4 $((v1 - v0))
+check_eq "foreign: none as a GSO buffer" 0 $((d1 - d0))
 
 # --- counters -----------------------------------------------------------
 check_eq "mroce1: no packet dropped on transmit" 0 "$(counter mroce1 tx_drop)"

@@ -180,6 +180,8 @@ enum mroce_counter {
 	MROCE_CNT_TX_GSO_SKBS,
 	MROCE_CNT_RX_GRO_SKBS,
 	MROCE_CNT_RX_GRO_PKTS,
+	MROCE_CNT_RX_GSO_SKBS,
+	MROCE_CNT_RX_GSO_PKTS,
 	MROCE_CNT_TX_RATE_HINTS,
 	MROCE_CNT_RX_RATE_HINTS,
 	MROCE_CNT_PORT_STATE_CHANGES,
@@ -1070,6 +1072,8 @@ void mroce_rq_release(struct mroce_qp *qp);
 
 /* mroce_pkt.c: packet construction and transmission */
 struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload);
+bool mroce_av_frags_pay(const struct mroce_dev *mdev,
+			const struct mroce_av *av);
 bool mroce_pkt_frags_pay(const struct mroce_qp *qp);
 int mroce_pkt_send_path(struct mroce_qp *qp, struct sk_buff *skb,
 			struct mroce_pkt_info *pi, u16 sport);

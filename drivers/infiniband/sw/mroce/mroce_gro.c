@@ -157,9 +157,10 @@ int mroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
 }
 
 /*
- * Take a batch apart: @skb keeps its own packet, the chained ones follow
- * it on ->next (each with its own headers, data at its MetaRoCE header,
- * and @skb's source port in its control block: one flow).
+ * Take a batch (or a GSO provider's chunk, which has the same shape) apart:
+ * @skb keeps its own packet, the chained ones follow it on ->next (each
+ * with its own headers, data at its MetaRoCE header, and @skb's source
+ * port and protocol: one flow).
  * The batch may be shared with a packet tap: the head's shared info is
  * made private first, and a chained packet still held elsewhere is
  * replaced by a clone.  Returns the number of packets, or -ENOMEM with
@@ -198,6 +199,8 @@ int mroce_gro_unchain(struct sk_buff *skb)
 				continue;
 		}
 		n->next = NULL;
+		/* a GSO provider's chained packet was never set these */
+		n->protocol = skb->protocol;
 		MROCE_SKB_CB(n)->sport = MROCE_SKB_CB(skb)->sport;
 		*tail = n;
 		tail = &n->next;

@@ -13,10 +13,13 @@
  * skb has to become packets, the kernel's fraglist segmentation
  * (skb_segment_list()) unchains them, keeping each one's own headers (it
  * fixes the IPv4 id, length and header checksum): on transmit, when the
- * netdev cannot take fraglist GSO (virtio-net, physical NICs); on
- * receive, when it could (veth, loopback carry the chain whole into the
- * peer namespace), before the UDP socket's encap hook, which sees
- * ordinary packets.
+ * netdev cannot take fraglist GSO (virtio-net, physical NICs).  A veth
+ * carries the chain whole into the peer namespace, where the receiving
+ * mroce socket takes it whole too (marked a UDP tunnel type, which the
+ * UDP layer hands an encapsulation socket uncut) and unchains it itself
+ * (mroce_gro_unchain()): one trip up the IP and UDP layers for the
+ * chunk, and one QP lookup and one ACK decision for its packets
+ * (rx_gso_skbs, rx_gso_pkts).
  *
  * What the kernel's fraglist segmentation (__udp_gso_segment_list())
  * takes for granted, and how each holds here:
@@ -117,17 +120,18 @@ static int mroce_gso_ref_frags(struct sk_buff *to, const struct sk_buff *from,
 /*
  * Packet @i of chunk @c (template @tmpl, payload in @chunk): headroom
  * @room, the MetaRoCE header, then the payload, as page fragments of the
- * chunk's when it has them (zero-copy transmit), else copied.  With
- * @csum, *@csum gets the checksum of header and payload (computed while
- * copying, or over the fragments).
+ * chunk's when it has them and @frags_ok (zero-copy transmit), else
+ * copied.  With @csum, *@csum gets the checksum of header and payload
+ * (computed while copying, or over the fragments).
  */
 static struct sk_buff *mroce_gso_seg(const struct mroce_xport_chunk *c,
 				     const u8 *tmpl, struct sk_buff *chunk,
-				     u32 i, unsigned int room, __wsum *csum)
+				     u32 i, unsigned int room, bool frags_ok,
+				     __wsum *csum)
 {
 	u32 off = c->hdr_len + i * c->mss, built;
 	u32 plen = min(c->mss, c->len - i * c->mss);
-	bool frags = off >= skb_headlen(chunk);
+	bool frags = frags_ok && off >= skb_headlen(chunk);
 	struct sk_buff *skb;
 	__wsum pcsum = 0;
 	void *hdr;
@@ -201,6 +205,7 @@ struct mroce_gso_ctx {
 	const u8 *tmpl;
 	struct sk_buff *chunk;
 	unsigned int room;	/* headroom of every packet */
+	bool frags_ok;		/* the netdev takes page fragments as they are */
 	u8 tos;
 };
 
@@ -237,7 +242,7 @@ static u32 mroce_gso_send(struct mroce_gso_ctx *x, u32 first, u32 n)
 	partial = rt->dst.dev->features & (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM);
 	for (i = first; i < first + n; i++) {
 		skb = mroce_gso_seg(c, x->tmpl, x->chunk, i, x->room,
-				    partial ? NULL : &csum);
+				    x->frags_ok, partial ? NULL : &csum);
 		if (!skb)
 			goto drop;
 		mroce_gso_push_udp(skb, saddr, daddr, sport,
@@ -279,7 +284,13 @@ static u32 mroce_gso_send(struct mroce_gso_ctx *x, u32 first, u32 n)
 	udp_hdr(head)->len = htons(head->len);
 	if (!partial)
 		head->ip_summed = CHECKSUM_UNNECESSARY;
-	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	/*
+	 * UDP_TUNNEL_CSUM has a receiving mroce socket take the chunk whole
+	 * (udp_unexpected_gso()); with skb->encapsulation clear, anything
+	 * that must cut it still does so as UDP_L4 | FRAGLIST.
+	 */
+	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST |
+				     SKB_GSO_UDP_TUNNEL_CSUM;
 	skb_shinfo(head)->gso_size = seg0;
 	skb_shinfo(head)->gso_segs = n;
 	/* consumes @head and the route; no device: mroce counts its own */
@@ -302,7 +313,8 @@ static bool mroce_gso_send_one(struct mroce_gso_ctx *x, u32 i)
 {
 	struct sk_buff *skb;
 
-	skb = mroce_gso_seg(x->c, x->tmpl, x->chunk, i, x->room, NULL);
+	skb = mroce_gso_seg(x->c, x->tmpl, x->chunk, i, x->room, x->frags_ok,
+			    NULL);
 	if (!skb)
 		return false;
 	/* consumed, and counted if dropped, whatever it returns */
@@ -353,6 +365,8 @@ static int mroce_gso_xmit_seg(struct mroce_dev *mdev,
 		return -EINVAL;
 	}
 	whole = av->family == AF_INET && !mroce_net_loop_av(av);
+	/* the stack would copy fragments into each cut packet: copy here */
+	x.frags_ok = mroce_av_frags_pay(mdev, av);
 	x.tos = (av->tclass & ~INET_ECN_MASK) | c->ecn;
 	rcu_read_lock_bh();
 	x.set = READ_ONCE(mdev->xport_priv);

@@ -86,6 +86,7 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct mroce_sockset *set = rcu_dereference_sk_user_data(sk);
 	struct mroce_dev *mdev;
+	bool chunk;
 	int pkts;
 
 	if (!set)
@@ -113,18 +114,24 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	}
 	/*
 	 * The UDP layer hands an encapsulation socket only GSO skbs of a
-	 * tunnel type whole: a batch of mroce_gro_receive() has its packets
-	 * on the frag_list.  Any other (a local sender's) is not ours.
+	 * tunnel type whole (udp_unexpected_gso()), with their packets on
+	 * the frag_list: a batch of mroce_gro_receive(), or a chunk of the
+	 * GSO provider (mroce_gso.c) of an mroce device on this host, which
+	 * a veth or loopback carried whole (also UDP_L4 and FRAGLIST, which
+	 * this socket accepts).  Any other (a local sender's) is not ours.
 	 */
 	if (!skb_has_frag_list(skb)) {
 		mroce_count(mdev, MROCE_CNT_RX_DROP_GSO, 1);
 		goto drop;
 	}
+	chunk = skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST;
 	pkts = mroce_gro_unchain(skb);
 	if (pkts < 0)
 		return 0;
-	mroce_count(mdev, MROCE_CNT_RX_GRO_SKBS, 1);
-	mroce_count(mdev, MROCE_CNT_RX_GRO_PKTS, pkts);
+	mroce_count(mdev, chunk ? MROCE_CNT_RX_GSO_SKBS :
+				  MROCE_CNT_RX_GRO_SKBS, 1);
+	mroce_count(mdev, chunk ? MROCE_CNT_RX_GSO_PKTS :
+				  MROCE_CNT_RX_GRO_PKTS, pkts);
 	mroce_xport_rcv_list(mdev, skb);
 	return 0;
 drop:
@@ -160,6 +167,12 @@ static struct socket *mroce_sock_open(struct net *net, int family)
 		tcfg.gro_complete = mroce_gro_complete;
 	}
 	setup_udp_tunnel_sock(net, sock, &tcfg);
+	/*
+	 * A GSO provider's chunk that a veth or loopback carried whole
+	 * comes whole (mroce_udp_rcv()); other UDP_L4 or FRAGLIST buffers,
+	 * with no tunnel type, the UDP layer still cuts for us.
+	 */
+	udp_allow_gso(sock->sk);
 	return sock;
 }
 

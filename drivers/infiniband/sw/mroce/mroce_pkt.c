@@ -33,7 +33,9 @@ struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
 }
 
 /*
- * Is zero-copy worth it for a packet of @qp, sent on its own?  Page
+ * Is zero-copy worth it for a packet of @mdev to @av, sent on its own (or
+ * by the GSO provider, whose packets the stack cuts apart for such a
+ * netdev and then treats as sent on their own)?  Page
  * fragments save the copy of the payload only where the netdev takes them
  * as they are: with scatter-gather and checksum offload for the packet's
  * family.  Without either the stack undoes them before the driver sees
@@ -45,14 +47,20 @@ struct sk_buff *mroce_pkt_alloc(struct mroce_qp *qp, u32 payload)
  * is the one the device is bound to, which a route almost always leaves
  * by; a stale answer (features changed meanwhile) costs speed, not data.
  */
+bool mroce_av_frags_pay(const struct mroce_dev *mdev,
+			const struct mroce_av *av)
+{
+	netdev_features_t f = READ_ONCE(mdev->ndev->features);
+	__be16 proto = av->family == AF_INET ? htons(ETH_P_IP) :
+					       htons(ETH_P_IPV6);
+
+	return mroce_net_loop_av(av) ||
+	       ((f & NETIF_F_SG) && can_checksum_protocol(f, proto));
+}
+
 bool mroce_pkt_frags_pay(const struct mroce_qp *qp)
 {
-	netdev_features_t f = READ_ONCE(qp->mdev->ndev->features);
-	__be16 proto = qp->av.family == AF_INET ? htons(ETH_P_IP) :
-						  htons(ETH_P_IPV6);
-
-	return mroce_net_loop_av(&qp->av) ||
-	       ((f & NETIF_F_SG) && can_checksum_protocol(f, proto));
+	return mroce_av_frags_pay(qp->mdev, &qp->av);
 }
 
 /*
