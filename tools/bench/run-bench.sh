@@ -77,8 +77,10 @@
 #                      1,5; "" for none; repeated --loss-repeat times)
 #   --paths LIST       pair,loop,single,jumbo (default all four)
 #   --gso NETDEVS      load mroce with gso=NETDEVS (e.g. '*'): devices on those
-#                      netdevs use the GSO provider (default: none, the soft
-#                      provider)
+#                      netdevs use the GSO provider (default: the module's
+#                      gso=auto, the GSO provider on the veths of the single
+#                      and jumbo paths, the soft provider on the others;
+#                      --modparam gso= for the soft provider everywhere)
 #   --gro              load mroce with gro=1: its sockets merge MetaRoCE
 #                      packets in GRO (default: gro=0, the module's default)
 #   --modparam K=V     load mroce with module parameter K=V too (repeatable;

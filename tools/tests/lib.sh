@@ -28,7 +28,9 @@
 #                              provider $MROCE_XTEST_KO claim='*' (every
 #                              device then uses it, tools/xport-test);
 #                              MROCE_XPORT=gso with gso='*' (every device
-#                              uses the GSO provider, mroce_gso.c)
+#                              uses the GSO provider, mroce_gso.c), else
+#                              with gso='' (none does) unless a PARAM
+#                              names gso
 #   unload_mroce               rmmod mroce_xtest, then mroce, if loaded
 #   on_exit CMD                run CMD (a string, eval'ed) when the test ends
 #   log MSG                    print "# MSG"
@@ -41,7 +43,7 @@
 # Variables: MROCE_TOP (project top), MROCE_KO (path of mroce.ko),
 #   MROCE_KULP_DIR (where t-14/t-16 find tools/kulp's modules),
 #   MROCE_XTEST_KO (path of mroce_xtest.ko, tools/xport-test),
-#   MROCE_XPORT (udp, the default; gso: load_mroce sets gso='*'; xtest:
+#   MROCE_XPORT (udp, the default: load_mroce sets gso=''; gso: gso='*'; xtest:
 #   load_mroce loads the test offload provider too),
 #   MROCE_RESULTS (/results), TEST_NAME (e.g. t-00-guest-sanity).
 
@@ -147,8 +149,18 @@ load_mroce() {
 	[ -d /sys/module/mroce ] && return 0
 	[ -f "$MROCE_KO" ] ||
 		fail "$MROCE_KO not found: build it on the host first (make modules)"
-	# MROCE_XPORT=gso: every device uses the GSO provider (mroce_gso.c)
-	[ "${MROCE_XPORT:-}" = gso ] && set -- 'gso=*' "$@"
+	# MROCE_XPORT=gso: every device uses the GSO provider (mroce_gso.c).
+	# Else the suite tests the per-packet provider on every netdev unless
+	# the caller names gso itself: the module's default (gso=auto) would
+	# put veth devices on the GSO provider, which t-45-gso tests.
+	case " $* " in
+	*" gso="*) ;;
+	*)	if [ "${MROCE_XPORT:-}" = gso ]; then
+			set -- 'gso=*' "$@"
+		else
+			set -- 'gso=' "$@"
+		fi ;;
+	esac
 	echo "+ insmod $MROCE_KO $*"
 	insmod "$MROCE_KO" "$@" || fail "insmod $MROCE_KO $* failed"
 	case ${MROCE_XPORT:-} in

@@ -8,7 +8,9 @@
 #
 #   bind      insmod mroce gso=veth: mroce1 (veth1 in h1) and mroce2 (veth2
 #             in h2) say "transport gso"; a device on sft0 gets "udp",
-#             and after gso is set to "sft" at run time, "gso"
+#             and after gso is set to "sft" at run time, "gso"; with
+#             gso=auto (the module's default) a veth gets "gso" whatever
+#             its name and a dummy "udp"
 #   whole     veth carries the GSO skb whole into the peer namespace,
 #             whose mroce socket takes it whole and unchains it itself:
 #             mroce-verify SEND, WRITE, READ of 0 B .. 1 MiB and
@@ -54,6 +56,11 @@ resent() { echo $(( $(counter mroce1 tx_retx_pkts) + $(counter mroce2 tx_retx_pk
 
 MROCE_XPORT=
 unload_mroce
+need_module ib_core ib_uverbs udp_tunnel ip6_udp_tunnel
+require "insmod mroce without parameters" insmod "$MROCE_KO"
+check_eq "the module's default gso is auto" auto \
+	"$(cat /sys/module/mroce/parameters/gso)"
+unload_mroce
 k0=$(dmesg | wc -l)
 load_mroce gso=veth
 
@@ -80,6 +87,22 @@ require "add msoft0 on sft0 again" rdma link add msoft0 type mroce netdev sft0
 check_match "now msoft0 on sft0 uses the provider gso" \
 	"msoft0: added on sft0 \(transport gso," "$(klog_from "$k1")"
 check "delete msoft0" rdma link delete msoft0
+# auto, the module's default: veths, by their kind, whatever their name
+require "set gso=auto at run time" sh -c 'echo auto >/sys/module/mroce/parameters/gso'
+on_exit 'rdma link delete mdum0 2>/dev/null; ip link del dum0 2>/dev/null'
+require "dummy dum0 in the root namespace" ip link add dum0 type dummy
+ip link set dum0 up
+k1=$(dmesg | wc -l)
+require "add msoft0 on sft0 (a veth)" rdma link add msoft0 type mroce netdev sft0
+require "add mdum0 on dum0 (not a veth)" rdma link add mdum0 type mroce netdev dum0
+klog=$(klog_from "$k1")
+check_match "auto: msoft0 on the veth sft0 uses the provider gso" \
+	"msoft0: added on sft0 \(transport gso," "$klog"
+check_match "auto: mdum0 on the dummy dum0 uses the soft provider udp" \
+	"mdum0: added on dum0 \(transport udp," "$klog"
+check "delete msoft0" rdma link delete msoft0
+check "delete mdum0" rdma link delete mdum0
+ip link del dum0
 ip link del sft0
 echo veth >/sys/module/mroce/parameters/gso
 
