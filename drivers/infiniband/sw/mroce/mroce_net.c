@@ -117,8 +117,8 @@ static int mroce_udp_rcv(struct sock *sk, struct sk_buff *skb)
 	 * tunnel type whole (udp_unexpected_gso()), with their packets on
 	 * the frag_list: a batch of mroce_gro_receive(), or a chunk of the
 	 * GSO provider (mroce_gso.c) of an mroce device on this host, which
-	 * a veth or loopback carried whole (also UDP_L4 and FRAGLIST, which
-	 * this socket accepts).  Any other (a local sender's) is not ours.
+	 * a veth carried whole (also UDP_L4 and FRAGLIST, which this socket
+	 * accepts).  Any other (a local sender's) is not ours.
 	 */
 	if (!skb_has_frag_list(skb)) {
 		mroce_count(mdev, MROCE_CNT_RX_DROP_GSO, 1);
@@ -168,9 +168,9 @@ static struct socket *mroce_sock_open(struct net *net, int family)
 	}
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	/*
-	 * A GSO provider's chunk that a veth or loopback carried whole
-	 * comes whole (mroce_udp_rcv()); other UDP_L4 or FRAGLIST buffers,
-	 * with no tunnel type, the UDP layer still cuts for us.
+	 * A GSO provider's chunk that a veth carried whole comes whole
+	 * (mroce_udp_rcv()); other UDP_L4 or FRAGLIST buffers, with no
+	 * tunnel type, the UDP layer still cuts for us.
 	 */
 	udp_allow_gso(sock->sk);
 	return sock;
