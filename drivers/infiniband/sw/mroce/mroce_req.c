@@ -576,10 +576,10 @@ static void mroce_req_chunk_add(struct mroce_qp *qp,
 		mroce_req_chunk_flush(qp, xport, ch);
 		return;
 	}
-	/* the capability PROBE goes ahead of the chunk, as of a packet */
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		mroce_req_pb_query(qp, (u32)now_us);
 	if (!c->nsegs) {
+		/* the capability PROBE goes ahead of the chunk, once */
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			mroce_req_pb_query(qp, (u32)now_us);
 		ch->now_us = now_us;
 		ch->idx = idx;
 		ch->path = path;
