@@ -313,6 +313,47 @@ wait_for_word() {	# wait_for_word DESC WORD FILE: up to 20 s, then require
 	require "$1" grep -q "$2" "$3"
 }
 
+# tap_start NS DEV MTU / tap_stop NAME: a plain AF_PACKET socket on DEV
+# in NS that reads every 50 ms, so the stack hands it clones of the skbs
+# mroce receives (GRO batches, whole GSO chunks) and they wait in its queue
+# while mroce takes them apart (the shared case of mroce_gro_unchain());
+# tap_stop sets TAPPED (frames read) and TAPBIG (those longer than MTU)
+tap_start() {
+	ip netns exec "$1" python3 -c '
+import signal, socket, sys, time
+dev, mtu = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+s.bind((dev, 0))
+print("bound", file=sys.stderr, flush=True)
+stop = []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+n = big = 0
+while True:
+    time.sleep(0.05)
+    try:
+        while True:
+            f = s.recv(1 << 16, socket.MSG_DONTWAIT)
+            n += 1
+            big += len(f) > mtu + 14
+    except BlockingIOError:
+        pass
+    if stop:
+        break
+print(n, big)
+' "$2" "$3" >"$RDMA_OUTDIR/tap.out" 2>"$RDMA_OUTDIR/tap.err" &
+	_rdma_tap=$!
+	on_exit "kill $_rdma_tap 2>/dev/null"
+	wait_for_word "the AF_PACKET socket on $2 is bound" bound "$RDMA_OUTDIR/tap.err"
+}
+
+tap_stop() {
+	kill -TERM "$_rdma_tap"
+	wait "$_rdma_tap"
+	read -r TAPPED TAPBIG <"$RDMA_OUTDIR/tap.out"
+	log "RESULT $1: the AF_PACKET socket read ${TAPPED:-?} frames, ${TAPBIG:-?} longer than the MTU"
+}
+
 dumpcap_stop() {
 	sleep 1
 	kill -INT "$_rdma_cap"

@@ -18,6 +18,11 @@
 #             devices, by fewer than the packets sent; the receivers took
 #             every one of them whole (rx_gso_skbs, the same number) with
 #             its packets (rx_gso_pkts); no packet is dropped as malformed
+#   tapped    the same with a plain AF_PACKET socket on veth1 that reads
+#             slowly, so the stack shares every chunk with it while mroce
+#             unchains its own: the data checks, the socket read frames
+#             longer than the MTU (whole chunks), every GSO skb was still
+#             taken whole, none dropped as malformed
 #   cut       veth2 with tx-gso-list, tx checksumming and scatter-gather
 #             off: the stack cuts every GSO skb on transmit, and the
 #             provider copies payloads (the stack would linearize page
@@ -133,6 +138,23 @@ check "whole: with several packets each ($((rp1 - rp0)) packets > 2 x $((rs1 - r
 # malformed and resent
 check_eq "whole: no packet dropped as malformed by the receivers" 0 "$(malformed_drops)"
 log "RESULT whole: $(resent) packets resent on the clean link"
+
+# --- tapped: the chunks are shared with a slow packet socket ---------------
+# An AF_PACKET socket on veth1 holds a clone of every chunk while mroce
+# unchains its own: the frag list is shared, and mroce must take the
+# packets off it without touching the tap's copy (mroce_gro_unchain()).
+mtu=$(in_h1 cat /sys/class/net/veth1/mtu)
+g0=$(gso_skbs) rs0=$(rx_gso skbs)
+tap_start h1 veth1 "$mtu"
+verify_pair tapped "$small" 4517
+pingpong_pair "tapped: pingpong 64 KiB" 65536
+tap_stop tapped
+g1=$(gso_skbs) rs1=$(rx_gso skbs)
+check "tapped: the AF_PACKET socket read whole chunks too (${TAPBIG:-none} frames longer than $mtu)" \
+	test "${TAPBIG:-0}" -gt 0
+check_eq "tapped: the receivers still took every GSO skb whole (rx_gso_skbs)" \
+	$((g1 - g0)) $((rs1 - rs0))
+check_eq "tapped: no packet dropped as malformed by the receivers" 0 "$(malformed_drops)"
 
 # --- cut: the stack segments on transmit; the wire checked --------------
 on_exit 'in_h2 ethtool -K veth2 tx-gso-list on tx on sg on 2>/dev/null'

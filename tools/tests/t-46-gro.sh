@@ -64,45 +64,6 @@ capture_stop() {
 	log "RESULT $1: $CAPTURED datagrams captured, $MERGED longer than the MTU ($mtu)"
 }
 
-# tap_start / tap_stop: a plain AF_PACKET socket on veth1 that reads
-# every 50 ms, so the stack hands it clones of the skbs mroce receives and
-# they wait in its queue while mroce takes the batches apart (the shared
-# case of mroce_gro_unchain); prints "frames longer-than-the-MTU"
-tap_start() {
-	ip netns exec h1 python3 -c '
-import signal, socket, sys, time
-mtu = int(sys.argv[1])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-s.bind(("veth1", 0))
-print("bound", file=sys.stderr, flush=True)
-stop = []
-signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
-n = big = 0
-while True:
-    time.sleep(0.05)
-    try:
-        while True:
-            f = s.recv(1 << 16, socket.MSG_DONTWAIT)
-            n += 1
-            big += len(f) > mtu + 14
-    except BlockingIOError:
-        pass
-    if stop:
-        break
-print(n, big)
-' "$mtu" >"$RDMA_OUTDIR/tap.out" 2>"$RDMA_OUTDIR/tap.err" &
-	tap=$!
-	on_exit "kill $tap 2>/dev/null"
-	wait_for_word "the AF_PACKET socket is bound" bound "$RDMA_OUTDIR/tap.err"
-}
-tap_stop() {
-	kill -TERM "$tap"
-	wait "$tap"
-	read -r TAPPED TAPBIG <"$RDMA_OUTDIR/tap.out"
-	log "RESULT $1: the AF_PACKET socket read ${TAPPED:-?} frames, ${TAPBIG:-?} longer than the MTU"
-}
-
 csum0=$(in_h1 nstat -az UdpInCsumErrors | awk '$1 == "UdpInCsumErrors" { print $2 }')
 txdrop0=$(( $(counter mroce1 tx_drop) + $(counter mroce2 tx_drop) ))
 
@@ -119,7 +80,7 @@ gro_pkts() { echo $(( $(counter mroce1 rx_gro_pkts) + $(counter mroce2 rx_gro_pk
 rx_pkts() { echo $(( $(counter mroce1 rx_pkts) + $(counter mroce2 rx_pkts) )); }
 s0=$(gro_skbs) g0=$(gro_pkts) r0=$(rx_pkts)
 capture_start merged
-tap_start
+tap_start h1 veth1 "$mtu"
 verify_pair merged "$big" 4613
 pingpong_pair "merged: pingpong 64 KiB" 65536
 tap_stop merged
