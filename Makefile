@@ -23,7 +23,7 @@
 #                   "t-20-rc-pingpong ..." picks tests
 #   make demo       boot the test guest, make two hosts, add mroce devices
 #   make bench      mroce vs rdma_rxe vs kernel TCP/UDP (tools/bench)
-#   make profile    perf profiles of mroce over veth (tools/bench/profile.sh)
+#   make profile    where mroce's CPU goes: perf or function_graph (tools/bench/profile.sh)
 #   make trace-lat  ftrace of a perftest round trip (tools/bench/trace-lat.sh)
 #   make sim        the cluster-scale simulator (tools/sim): the driver's
 #                   protocol code on ns-3, a bounded scenario set -> a
