@@ -96,6 +96,7 @@ loop)
 	ip addr add 203.0.113.1/24 dev dummy0
 	rdma link add mroce0 type mroce netdev dummy0
 	S=("" mroce0 203.0.113.1) C=("" mroce0 203.0.113.1)
+	[ -z "$RPS" ] || say "PROFILE_RPS: veth only, ignored on the loopback"
 	;;
 *) say "unknown PROFILE_PATH $PPATH"; exit 2 ;;
 esac
@@ -168,7 +169,7 @@ run() {	# NAME TOOL ARGS...: perftest server in h1, client in h2, profiled
 	inns "${S[0]}" taskset -c 0 "$tool" -d "${S[1]}" -x "$g1" -F "$@" \
 		>"$OUT/$name.server" 2>&1 &
 	spid=$!
-	if [ -n "${S[0]}" ]; then topo_wait_listen "${S[0]}" 18515; else sleep 1; fi
+	topo_wait_listen "${S[0]}" 18515	# "": the root namespace
 	inns "${C[0]}" taskset -c 1 "$tool" -d "${C[1]}" -x "$g2" -F "$@" \
 		"${S[2]}" >"$OUT/$name.client" 2>&1 &
 	ppid=$!
