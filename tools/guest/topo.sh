@@ -27,7 +27,7 @@
 #
 # As a library: ". tools/guest/topo.sh" defines topo_pair, topo_star N,
 # topo_clean, topo_exec HOST CMD..., topo_ip4 I, topo_ip6 I, topo_hosts,
-# topo_wait_listen HOST PORT [SECS], topo_gid4 DEV IPV4 (the index of
+# topo_wait_listen HOST PORT [SECS [PID]], topo_gid4 DEV IPV4 (the index of
 # ::ffff:IPV4 in RDMA device DEV's port-1 GID table, for perftest's -x).
 #
 # A client started right after its server went to the background may find
@@ -99,12 +99,29 @@ topo_exec() {
 	ip netns exec "$_h" "$@"
 }
 
-# topo_wait_listen HOST PORT [SECS]: 0 once a TCP socket listens on PORT
-# in HOST's namespace (HOST empty: the root namespace), 1 after SECS
-# (default 20) without one
+# topo_wait_listen HOST PORT [SECS [PID]]: 0 once a TCP socket listens on
+# PORT in HOST's namespace (HOST empty: the root namespace), 1 after SECS
+# (default 20) without one.  Each look is an "ss" in HOST, about 0.2 s
+# under TCG, and the suite waits for a few hundred servers: with PID, the
+# server being waited for ("ip netns exec HOST SERVER &" makes $! one; a
+# function or subshell put in the background does not), the look reads
+# /proc/PID/net with shell builtins, every 0.05 s, once PID is in HOST's
+# namespace, and the wait fails at once if PID exits
 topo_wait_listen() {
-	_tw_n=$(( ${3:-20} * 5 ))
+	_tw_ns=/proc/1/ns/net
+	[ -n "$1" ] && _tw_ns=/run/netns/$1
+	_tw_p=$(printf ':%04X' "$2")
+	_tw_n=$(( ${3:-20} * 20 ))	# steps of 0.05 s
 	while [ "$_tw_n" -gt 0 ]; do
+		# -ef (dash, bash and busybox have it) on two nsfs files
+		# shellcheck disable=SC3013
+		if [ -n "${4:-}" ] && [ /proc/"$4"/ns/net -ef "$_tw_ns" ]; then
+			topo__listens "$4" && return 0
+			sleep 0.05
+			_tw_n=$((_tw_n - 1))
+			continue
+		fi
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && break
 		if [ -n "$1" ]; then
 			_tw_s=$(ip netns exec "$1" ss -Htln "sport = :$2" 2>/dev/null)
 		else
@@ -112,9 +129,25 @@ topo_wait_listen() {
 		fi
 		[ -n "$_tw_s" ] && return 0
 		sleep 0.2
-		_tw_n=$((_tw_n - 1))
+		_tw_n=$((_tw_n - 4))
 	done
-	topo__err "nothing listens on TCP port $2${1:+ in $1} after ${3:-20} s"
+	topo__err "nothing listens on TCP port $2${1:+ in $1}${4:+ (server $4)} after ${3:-20} s or before the server exited"
+}
+
+# topo__listens PID: a TCP socket of PID's namespace listens on the port
+# :XXXX in $_tw_p.  A line of /proc/net/tcp{,6} is "sl local_address
+# rem_address st ...", the local address ending in ":PORT" (4 hex
+# digits), st 0A for LISTEN
+topo__listens() {
+	for _tw_f in /proc/"$1"/net/tcp /proc/"$1"/net/tcp6; do
+		[ -r "$_tw_f" ] || continue
+		while read -r _tw_sl _tw_loc _tw_rem _tw_st _tw_rest; do
+			case $_tw_loc in
+			*"$_tw_p") [ "$_tw_st" = 0A ] && return 0 ;;
+			esac
+		done <"$_tw_f"
+	done
+	return 1
 }
 
 topo_gid4() {

@@ -31,8 +31,9 @@
 #   gid_index DEV IPV4      index of ::ffff:IPV4 (type RoCE v2) in DEV's
 #                           port-1 GID table, waiting up to 5 s for it
 #   in_server CMD... / in_client CMD...   run CMD in that side's namespace
-#   wait_listen PORT [SEC]  wait until a TCP socket listens on PORT in
-#                           the server's namespace (default 20 s;
+#   wait_listen PORT [SEC [PID]]  wait until a TCP socket listens on
+#                           PORT in the server's namespace (default 20 s;
+#                           PID: the server's, read its /proc/PID/net;
 #                           topo.sh's topo_wait_listen)
 #   run_pair NAME PORT SEC SERVER_CMD... -- CLIENT_CMD...
 #                           start SERVER_CMD in the server's namespace,
@@ -154,8 +155,8 @@ setup_rdma_pair() {
 	log "transport $RDMA_TRANSPORT: server $DEV_S GID[$GID_S] $ADDR_S in ${SERVER_NS:-the root namespace}, client $DEV_C GID[$GID_C] $ADDR_C in ${CLIENT_NS:-the root namespace}; outputs in $RDMA_OUTDIR"
 }
 
-wait_listen() {	# wait_listen PORT [SEC]
-	topo_wait_listen "$SERVER_NS" "$1" "${2:-20}"
+wait_listen() {	# wait_listen PORT [SEC [PID]] (PID: the server's)
+	topo_wait_listen "$SERVER_NS" "$1" "${2:-20}" "${3:-}"
 }
 
 # run_pair NAME PORT SEC SERVER_CMD... -- CLIENT_CMD...
@@ -185,7 +186,7 @@ run_pair() {
 		timeout -k 5 "$sec" "${scmd[@]}" >"$SRV_OUT" 2>&1 </dev/null &
 	fi
 	spid=$!
-	if wait_listen "$port" 20; then
+	if wait_listen "$port" 20 "$spid"; then
 		in_client timeout -k 5 "$sec" "${ccmd[@]}" >"$CLI_OUT" 2>&1 </dev/null
 		CLI_RC=$?
 	else

@@ -29,9 +29,15 @@ sleep 0.5
 gidx=$(gid_index mroce1 192.0.2.1)
 require "IPv4 GID of mroce1" test -n "$gidx"
 
-sum2() { echo $(( $(counter mroce1 "$1") + $(counter mroce2 "$1") )); }
+# both devices' counters in one snapshot (counters in lib.sh): S=$(snap2)
+snap2() { echo "$(counters mroce1 1.)$(counters mroce2 2.)"; }
+# sum2 NAME [SNAPSHOT]: NAME on both devices, in SNAPSHOT or now
+sum2() {
+	local s=${2:-$(snap2)}
+	echo $(( $(ctr "$s" "1.$1") + $(ctr "$s" "2.$1") ))
+}
 # every resent request packet: READ re-requests have a counter of their own
-retx() { echo $(( $(sum2 tx_retx_pkts) + $(sum2 tx_read_rereq) )); }
+retx() { echo $(( $(sum2 tx_retx_pkts "$1") + $(sum2 tx_read_rereq "$1") )); }
 drops() {	# netem drops on both ends
 	local a b
 	a=$(in_h1 tc -s qdisc show dev veth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
@@ -42,12 +48,13 @@ drops() {	# netem drops on both ends
 # scenario NAME NETEM...: run mroce-verify with NETEM on both ends;
 # sets RETX, DROPS, TXP (packets sent) for the checks that follow.
 scenario() {
-	local name=$1 r0 t0 rc srv
+	local name=$1 r0 t0 rc srv c0 c1
 	shift
 	in_h1 tc qdisc replace dev veth1 root netem "$@"
 	in_h2 tc qdisc replace dev veth2 root netem "$@"
-	r0=$(retx)
-	t0=$(sum2 tx_pkts)
+	c0=$(snap2)
+	r0=$(retx "$c0")
+	t0=$(sum2 tx_pkts "$c0")
 	in_h1 taskset -c 0 timeout 240 "$V" -d mroce1 -g "$gidx" --server \
 		"${VOPTS[@]}" --seed 7 --strict --reorder >"/tmp/$name.server" 2>&1 &
 	srv=$!
@@ -58,14 +65,15 @@ scenario() {
 	rc=$?
 	wait $srv
 	rc=$((rc + $?))
-	RETX=$(( $(retx) - r0 ))
-	TXP=$(( $(sum2 tx_pkts) - t0 ))
+	c1=$(snap2)
+	RETX=$(( $(retx "$c1") - r0 ))
+	TXP=$(( $(sum2 tx_pkts "$c1") - t0 ))
 	DROPS=$(drops)
 	tail -n 1 "/tmp/$name.client"
 	log "$name ($*): sent $TXP, netem dropped $DROPS, retransmitted $RETX;" \
-	    "totals: spurious $(sum2 retx_spurious), path-seq losses" \
-	    "$(sum2 loss_path_seq), RACK losses $(sum2 loss_rack)," \
-	    "tail probes $(sum2 tlp_probes), RTOs $(sum2 rto_expired)"
+	    "totals: spurious $(sum2 retx_spurious "$c1"), path-seq losses" \
+	    "$(sum2 loss_path_seq "$c1"), RACK losses $(sum2 loss_rack "$c1")," \
+	    "tail probes $(sum2 tlp_probes "$c1"), RTOs $(sum2 rto_expired "$c1")"
 	check_eq "$name: every byte, completion and error as expected" 0 "$rc"
 	[ "$rc" = 0 ] || grep -h "MISMATCH\|FAIL" "/tmp/$name.client" \
 		"/tmp/$name.server" | head -n 20
@@ -154,8 +162,9 @@ if want tail; then
 	in_h2 nft add chain inet mtail out '{ type filter hook output priority 0; }'
 	in_h2 nft add rule inet mtail out udp dport 4792 numgen inc mod 10 0 \
 		quota until 4000 bytes counter drop
-	p0=$(sum2 tlp_probes)
-	o0=$(sum2 rto_expired)
+	c0=$(snap2)
+	p0=$(sum2 tlp_probes "$c0")
+	o0=$(sum2 rto_expired "$c0")
 	in_h1 timeout 120 ibv_rc_pingpong -d mroce1 -g "$gidx" -p 18791 \
 		-s 64 -n 300 >/tmp/tail.server 2>&1 &
 	srv=$!
@@ -166,8 +175,9 @@ if want tail; then
 	wait $srv
 	rc=$((rc + $?))
 	tdrops=$(in_h2 nft list chain inet mtail out | sed -n 's/.*packets \([0-9]*\).*/\1/p')
-	tlps=$(( $(sum2 tlp_probes) - p0 ))
-	rtos=$(( $(sum2 rto_expired) - o0 ))
+	c1=$(snap2)
+	tlps=$(( $(sum2 tlp_probes "$c1") - p0 ))
+	rtos=$(( $(sum2 rto_expired "$c1") - o0 ))
 	log "tail: nft dropped $tdrops, tail probes $tlps, RTOs $rtos; $(tail -n 1 /tmp/tail.client)"
 	check_eq "tail: 300 ping-pongs complete" 0 "$rc"
 	check "tail: nft dropped packets ($tdrops)" test "${tdrops:-0}" -ge 20
@@ -198,9 +208,10 @@ if want bigmsg; then
 	VOPTS=(-n "$ITERS")
 
 	need_cmd ib_write_bw
-	s0=$(sum2 loss_scans)
-	p0=$(sum2 loss_scan_pkts)
-	o0=$(sum2 rto_expired)
+	c0=$(snap2)
+	s0=$(sum2 loss_scans "$c0")
+	p0=$(sum2 loss_scan_pkts "$c0")
+	o0=$(sum2 rto_expired "$c0")
 	in_h1 tc qdisc replace dev veth1 root netem loss 1%
 	in_h2 tc qdisc replace dev veth2 root netem loss 1%
 	# -u 18: a verbs retry budget of 8 x 1.07 s.  The blackout is 0.2 s
@@ -248,11 +259,12 @@ if want bigmsg; then
 	fi
 	in_h1 tc qdisc del dev veth1 root
 	in_h2 tc qdisc del dev veth2 root
-	rtos=$(( $(sum2 rto_expired) - o0 ))
+	c1=$(snap2)
+	rtos=$(( $(sum2 rto_expired "$c1") - o0 ))
 	check_eq "bigmsg: twelve 16 MiB WRITEs through loss and blackouts (ib_write_bw)" 0 "$rc"
 	[ "$rc" = 0 ] || tail -n 5 /tmp/bigwrite.client /tmp/bigwrite.server
-	scans=$(( $(sum2 loss_scans) - s0 ))
-	pkts=$(( $(sum2 loss_scan_pkts) - p0 ))
+	scans=$(( $(sum2 loss_scans "$c1") - s0 ))
+	pkts=$(( $(sum2 loss_scan_pkts "$c1") - p0 ))
 	log "bigmsg: 16 MiB WRITEs: $rtos RTOs; $scans loss-handling walks" \
 	    "examined $pkts packets ($(( pkts / (scans ? scans : 1) )) per walk)"
 	check "bigmsg: the blackouts caused RTOs ($rtos)" test "$rtos" -gt 0

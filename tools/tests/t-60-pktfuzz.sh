@@ -143,12 +143,7 @@ verify_loop() {
 		ip netns exec h1 timeout -k 5 120 "$V" -d mroce1 -g "$GID1" --server \
 			-p "$PORT" >"$OUT/$c.$i.server.log" 2>&1 </dev/null &
 		spid=$!
-		n=0
-		until [ -n "$(ip netns exec h1 ss -Htln "sport = :$PORT" 2>/dev/null)" ]; do
-			n=$((n + 1))
-			[ $n -gt 100 ] && break
-			sleep 0.1
-		done
+		topo_wait_listen h1 "$PORT" 10 "$spid"
 		ip netns exec h2 timeout -k 5 120 "$V" -d mroce2 -g "$GID2" \
 			--client 192.0.2.1 -p "$PORT" --seed $((SEED + i)) \
 			--iters 32 --timeout "$tmo" --strict "${ops[@]}" \
