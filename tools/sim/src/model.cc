@@ -157,7 +157,7 @@ static void sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 		return;
 	}
 	if (mroce_paths_lost(c->ps, s->path, mroce_sb_passed(&c->sb, s),
-			     now_us())) {
+			     s->xmit_us, now_us())) {
 		c->f->path_deaths++;
 		uint64_t at = mroce_paths_next_probe_us(c->ps);
 

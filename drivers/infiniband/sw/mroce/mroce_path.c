@@ -327,9 +327,10 @@ static void mroce_path_die(struct mroce_paths *ps, int id, u64 now_us)
 }
 
 bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
-		      u64 now_us)
+		      u32 xmit_us, u64 now_us)
 {
 	struct mroce_path *p;
+	u32 span;
 	bool cong;
 
 	if (!mroce_paths_valid(ps, id))
@@ -355,7 +356,17 @@ bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
 		p->consec_lost = 0;
 		return false;
 	}
-	if (++p->consec_lost >= MROCE_PATH_DEAD_LOSSES) {
+	/*
+	 * A resend is sent after packets of the run it was lost with: the
+	 * span is the distance from the run's first loss, either way.
+	 */
+	if (!p->consec_lost)
+		p->consec_xmit_us = xmit_us;
+	if (p->consec_lost < U8_MAX)
+		p->consec_lost++;
+	span = abs((s32)(xmit_us - p->consec_xmit_us));
+	if (p->consec_lost >= MROCE_PATH_DEAD_LOSSES &&
+	    span >= mroce_path_rtt(ps, p)) {
 		mroce_path_die(ps, id, now_us);
 		return true;
 	}

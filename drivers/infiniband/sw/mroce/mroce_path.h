@@ -49,7 +49,8 @@
 #define MROCE_PATH_ALPHA_GAIN_SHIFT	4	/* EWMA gain 1/16 */
 #define MROCE_PATH_SRTT_SHIFT		3	/* SRTT_p gain 1/8 */
 
-#define MROCE_PATH_DEAD_LOSSES		4	/* consecutive, no delivery */
+#define MROCE_PATH_DEAD_LOSSES		4	/* consecutive, no delivery, */
+						/* sent over >= SRTT_p */
 #define MROCE_PATH_CONG_RTTS		2	/* a loss this close to a mark */
 #define MROCE_PATH_PROBE_MIN_US		100	/* probe every max(SRTT, this) */
 #define MROCE_PATH_PROBES_PER_GEN	3	/* unanswered, then gen++ */
@@ -89,7 +90,7 @@ struct mroce_path {
 	u8 state;		/* enum mroce_path_state */
 	u8 gen;			/* entropy generation, source port */
 	u8 w;			/* weight, 1/16 units, 1 .. 16 */
-	u8 consec_lost;		/* losses since the last delivery */
+	u8 consec_lost;		/* losses since the last delivery (saturates) */
 	u8 gen_probes;		/* probes sent in this generation */
 	u8 dead_gens;		/* generations probed since it died */
 	bool round_dirty;	/* a loss or mark in the current round */
@@ -102,6 +103,7 @@ struct mroce_path {
 	u32 srtt_x8;		/* SRTT_p x 8, us; 0: no sample in this gen */
 	u32 min_rtt_us;		/* 0: no sample in this generation */
 	u32 alpha;		/* EWMA of marked echoes, of ALPHA_ONE */
+	u32 consec_xmit_us;	/* sent time of the run's first loss */
 	u64 round_end_us;	/* current round trip ends */
 	u64 loss_hold_us;	/* no loss decrease before */
 	u64 mark_hold_us;	/* no mark decrease before */
@@ -274,12 +276,16 @@ void mroce_paths_echo(struct mroce_paths *ps, int id, u32 rtt_us, bool ce,
  * within the last MROCE_PATH_CONG_RTTS SRTT_p the loss is congestion and
  * cwnd_p halves too (at least 1); else it is taken as random (a lossy
  * link), which selective retransmission repairs: halving the window for
- * it would cap the path at a few packets per round trip.  Returns true
- * if this was the 4th consecutive loss without a delivery and the path
- * died of it (as mroce_paths_kill()).
+ * it would cap the path at a few packets per round trip.  @xmit_us: when
+ * the lost transmission was sent (the scoreboard's 32-bit clock).
+ * Returns true if the path died of it (as mroce_paths_kill()): at least
+ * 4 consecutive losses without a delivery, sent over at least SRTT_p.
+ * A burst sent at once and lost at once is one queue's overflow (or one
+ * segmentation buffer that a qdisc dropped whole), not a dead route: a
+ * route that drops everything still does a round trip later.
  */
 bool mroce_paths_lost(struct mroce_paths *ps, int id, bool passed,
-		      u64 now_us);
+		      u32 xmit_us, u64 now_us);
 
 /*
  * The RTO expired for a packet last sent on @id: the path dies, its

@@ -305,18 +305,18 @@ static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_path_srtt_us(p), 100U);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1000));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1000, 1000));
 	KUNIT_EXPECT_EQ(test, p->w, 8);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	/* the same window's losses: one decrease */
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1050));
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1099));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1050, 1050));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1099, 1099));
 	KUNIT_EXPECT_EQ(test, p->w, 8);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 3ULL);
 	/* one RTT later: the next */
 	mroce_paths_delivered(ps, 0, false, 1099);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1100));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 1100, 1100));
 	KUNIT_EXPECT_EQ(test, p->w, 4);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
 	/* the other path is not touched */
@@ -326,7 +326,7 @@ static void mroce_path_test_loss_once_per_rtt(struct kunit *test)
 	/* the weight's floor, 1/16; the window stays */
 	for (t = 1200; t < 3000; t += 100) {
 		mroce_paths_delivered(ps, 0, false, t);
-		mroce_paths_lost(ps, 0, false, t);
+		mroce_paths_lost(ps, 0, false, t, t);
 	}
 	KUNIT_EXPECT_EQ(test, p->w, MROCE_PATH_W_MIN);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 128U);
@@ -347,15 +347,15 @@ static void mroce_path_test_loss_congestion(struct kunit *test)
 	mroce_paths_echo(ps, 0, 100, true, 0);
 	KUNIT_EXPECT_EQ(test, p->w, 15);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 124U);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100, 100));
 	KUNIT_EXPECT_EQ(test, p->w, 7);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
 	/* the same window's losses: one decrease */
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 150));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 150, 150));
 	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
 	/* 2 SRTT_p after the mark: a random loss, the window stays */
 	mroce_paths_delivered(ps, 0, false, 200);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 200));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 200, 200));
 	KUNIT_EXPECT_EQ(test, p->w, 3);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 62U);
 	/*
@@ -371,7 +371,7 @@ static void mroce_path_test_loss_congestion(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->w, 4);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 63U);
 	mroce_paths_delivered(ps, 0, false, 450);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 450));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 450, 450));
 	KUNIT_EXPECT_EQ(test, p->w, 2);
 	mroce_paths_echo(ps, 0, 100, false, 500);
 	KUNIT_EXPECT_EQ(test, p->w, 2);
@@ -383,7 +383,7 @@ static void mroce_path_test_loss_congestion(struct kunit *test)
 	for (t = 600; t < 3000; t += 100) {
 		mroce_paths_echo(ps, 0, 100, true, t);
 		mroce_paths_delivered(ps, 0, false, t);
-		mroce_paths_lost(ps, 0, false, t);
+		mroce_paths_lost(ps, 0, false, t, t);
 	}
 	KUNIT_EXPECT_EQ(test, p->w, MROCE_PATH_W_MIN);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 1U);
@@ -398,7 +398,7 @@ static void mroce_path_test_weight_recovery(struct kunit *test)
 
 	mroce_paths_echo(ps, 0, 100, false, 0);
 	p->cong_until_us = 200;		/* as if marked: a congestion loss */
-	mroce_paths_lost(ps, 0, false, 10);
+	mroce_paths_lost(ps, 0, false, 10, 10);
 	KUNIT_EXPECT_EQ(test, p->w, 8);
 	KUNIT_EXPECT_EQ(test, p->cwnd, 5U);
 	/* the round with the loss ends without increase */
@@ -531,14 +531,14 @@ static void mroce_path_test_consecutive_losses(struct kunit *test)
 		mroce_paths_sent(ps, 1, false);
 	/* three losses, a delivery, three losses: alive */
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 100));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 100, 100));
 	mroce_paths_delivered(ps, 1, true, 100);
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 200));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 200, 200));
 	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
-	/* the 4th in a row kills it */
-	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 1, false, 300));
+	/* the 4th in a row, sent 100 us (default SRTT_p) later, kills it */
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 1, false, 300, 300));
 	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_DEAD);
 	KUNIT_EXPECT_STREQ(test, mroce_path_state_name(p), "dead");
 	KUNIT_EXPECT_EQ(test, p->gen, 1);
@@ -549,7 +549,7 @@ static void mroce_path_test_consecutive_losses(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	/* its last packet is lost too: no second death */
 	mroce_paths_sent(ps, 1, true);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 400));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 400, 400));
 	KUNIT_EXPECT_EQ(test, p->gen, 1);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 8ULL);
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
@@ -571,21 +571,76 @@ static void mroce_path_test_passed_losses(struct kunit *test)
 	for (i = 0; i < 12; i++)
 		mroce_paths_sent(ps, 0, false);
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100, 100));
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 3);
 	for (i = 0; i < 6; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, true, 100));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, true, 100, 100));
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
 	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 9ULL);
 	KUNIT_EXPECT_EQ(test, p->inflight, 3U);
 	/* the weight still pays, once per SRTT_p */
 	KUNIT_EXPECT_EQ(test, p->w, 8);
-	/* then 4 not passed: dead */
+	/* then 4 not passed, sent over an SRTT_p (100 us): dead */
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 200));
-	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, false, 200));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false,
+							  200 + 10 * i, 400));
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, false, 300, 400));
 	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_DEAD);
+}
+
+/*
+ * A burst sent at once and lost at once (a queue's overflow, a GSO
+ * buffer a qdisc dropped whole) does not kill its path however long it
+ * is: the consecutive losses must have been sent over at least SRTT_p.
+ * The span counts from the run's first loss either way (a resend is sent
+ * after the packets it is declared lost with), and the count saturates.
+ */
+static void mroce_path_test_burst_losses(struct kunit *test)
+{
+	struct mroce_paths *ps = paths_new(test, 4, 256, true);
+	struct mroce_path *p = &ps->path[1];
+	int i;
+
+	mroce_paths_echo(ps, 1, 100, false, 0);		/* SRTT_p 100 us */
+	for (i = 0; i < 300; i++)
+		mroce_paths_sent(ps, 1, false);
+	/* 16 packets sent within 16 us: one burst */
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false,
+							  1000 + i, 2000));
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
+	KUNIT_EXPECT_EQ(test, p->consec_lost, 16);
+	/* sent 99 us after the first: still the same burst */
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 1099, 2000));
+	/* a round trip after the first, no delivery between: dead */
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 1, false, 1100, 2100));
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_DEAD);
+	KUNIT_EXPECT_EQ(test, p->stats.deaths, 1U);
+
+	/* on another path: a resend lost first, then what it was sent after */
+	p = &ps->path[2];
+	mroce_paths_echo(ps, 2, 100, false, 0);
+	for (i = 0; i < 8; i++)
+		mroce_paths_sent(ps, 2, false);
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 2, false, 5000, 6000));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 2, false, 4950, 6000));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 2, false, 4940, 6000));
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 2, false, 4900, 6000));
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_DEAD);
+
+	/* a burst of 300: the count stops at 255, the path lives */
+	p = &ps->path[3];
+	mroce_paths_echo(ps, 3, 100, false, 0);
+	for (i = 0; i < 300; i++)
+		mroce_paths_sent(ps, 3, false);
+	for (i = 0; i < 300; i++)
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 3, false,
+							  7000 + i / 8, 8000));
+	KUNIT_EXPECT_EQ(test, p->consec_lost, 255);
+	KUNIT_EXPECT_EQ(test, p->state, MROCE_PATH_ACTIVE);
+	mroce_paths_delivered(ps, 3, true, 8000);
+	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
 }
 
 static void mroce_path_test_kill(struct kunit *test)
@@ -688,7 +743,7 @@ static void mroce_path_test_probe_revives(struct kunit *test)
 	mroce_paths_kill(ps, 1, 100);
 	/* the caller declares the dead path's packets lost */
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 100));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 1, false, 100, 100));
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	/* nothing sent in this generation yet */
 	KUNIT_EXPECT_FALSE(test, mroce_paths_probe_acked(ps, 1, 3, 100));
@@ -818,8 +873,9 @@ static void mroce_path_test_one_path(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 	KUNIT_EXPECT_EQ(test, mroce_paths_srtt_spread_us(ps), 0U);
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100 * i));
-	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, false, 300));
+		KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 0, false, 100 * i,
+							  100 * i));
+	KUNIT_EXPECT_TRUE(test, mroce_paths_lost(ps, 0, false, 300, 300));
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick(ps), -1);
 	KUNIT_EXPECT_EQ(test, mroce_paths_pick_retx(ps, 0), 0);
 	KUNIT_EXPECT_EQ(test, mroce_paths_probe_due(ps, 300, 0, &seq), 0);
@@ -859,7 +915,7 @@ static void mroce_path_test_64_paths(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ps->active, U64_MAX);
 	/* 63 x 4 + the revived path's 1 */
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 253U);
-	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 64, false, 0));
+	KUNIT_EXPECT_FALSE(test, mroce_paths_lost(ps, 64, false, 0, 0));
 	mroce_paths_echo(ps, 64, 10, true, 0);
 	KUNIT_EXPECT_EQ(test, ps->min_rtt_us, 0U);
 }
@@ -880,13 +936,13 @@ static void mroce_path_test_inflight_underflow(struct kunit *test)
 	/* lost, then delivered after all: in_flight = false */
 	mroce_paths_sent(ps, 0, false);
 	mroce_paths_sent(ps, 0, false);
-	mroce_paths_lost(ps, 0, false, 30);
+	mroce_paths_lost(ps, 0, false, 30, 30);
 	KUNIT_EXPECT_EQ(test, p->inflight, 1U);
 	mroce_paths_delivered(ps, 0, false, 40);
 	KUNIT_EXPECT_EQ(test, p->inflight, 1U);
 	KUNIT_EXPECT_EQ(test, p->consec_lost, 0);
-	mroce_paths_lost(ps, 0, false, 50);
-	mroce_paths_lost(ps, 0, false, 50);
+	mroce_paths_lost(ps, 0, false, 50, 50);
+	mroce_paths_lost(ps, 0, false, 50, 50);
 	KUNIT_EXPECT_EQ(test, p->inflight, 0U);
 	KUNIT_EXPECT_EQ(test, p->stats.delivered, 3ULL);
 	KUNIT_EXPECT_EQ(test, p->stats.lost, 3ULL);
@@ -916,10 +972,10 @@ static void mroce_path_test_window(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 256U);
 	/* a random loss keeps the window, a congestion loss halves it */
-	mroce_paths_lost(ps, 3, false, 0);
+	mroce_paths_lost(ps, 3, false, 0, 0);
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 256U);
 	ps->path[0].cong_until_us = 1;	/* as if marked */
-	mroce_paths_lost(ps, 0, false, 0);
+	mroce_paths_lost(ps, 0, false, 0, 0);
 	KUNIT_EXPECT_EQ(test, ps->path[0].cwnd, 8U);
 	KUNIT_EXPECT_EQ(test, mroce_paths_window(ps), 248U);
 	mroce_paths_kill(ps, 1, 0);
@@ -980,6 +1036,7 @@ static struct kunit_case mroce_path_cases[] = {
 	KUNIT_CASE(mroce_path_test_qdelay_penalty),
 	KUNIT_CASE(mroce_path_test_consecutive_losses),
 	KUNIT_CASE(mroce_path_test_passed_losses),
+	KUNIT_CASE(mroce_path_test_burst_losses),
 	KUNIT_CASE(mroce_path_test_kill),
 	KUNIT_CASE(mroce_path_test_probe_cadence),
 	KUNIT_CASE(mroce_path_test_probe_backoff),

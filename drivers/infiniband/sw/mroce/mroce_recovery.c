@@ -128,7 +128,7 @@ void mroce_sb_event(void *ctx, u32 psn, const struct mroce_sb_slot *s,
 	trace_mroce_loss(qp, psn, s, ev);
 	/* the loss is charged to its path; enough of them and it dies */
 	if (mroce_paths_lost(qp->sq.paths, s->path,
-			     mroce_sb_passed(&qp->sq.sb, s), now)) {
+			     mroce_sb_passed(&qp->sq.sb, s), s->xmit_us, now)) {
 		mroce_qcount(qp, MROCE_CNT_PATH_DEAD, 1);
 		trace_mroce_path(qp, s->path, MROCE_PATH_EV_DEAD);
 		mroce_timer_probe_restart(qp);
