@@ -49,7 +49,7 @@ struct RecvConn {
 	Ipv4Address peer;
 	uint32_t epsn = 0, high = 0;
 	std::bitset<MROCE_WINDOW> seen;
-	uint32_t since_ack = 0, ce_since_ack = 0;
+	struct mroce_ack_count ackc = {};
 	uint64_t hint_bytes = 0;
 	struct mroce_hint_conn rhc;
 };
@@ -608,28 +608,26 @@ void MrHost::ack(RecvConn &rc, const struct mroce_pkt_info *trig,
 	for (u32 i = 1; i < MROCE_WINDOW; i++)
 		if (rc.seen[(rc.epsn + i) % MROCE_WINDOW])
 			mroce_wire_sack_set(pi.sack, i);
-	if (trig) {
-		pi.rx_count = std::clamp<u32>(rc.since_ack, 1, U16_MAX);
-		pi.echo_ts = trig->ts_us;
-		pi.echo_path_seq = trig->path_seq;
-		pi.echo_psn = trig->psn;
-		pi.echo_path_id = trig->path_id;
-		pi.echo_flags = echo_flags | (trig->rx_ce ? MROCE_ECHO_CE : 0);
-		pi.ce_count = std::min<u32>(rc.ce_since_ack, U16_MAX);
-	}
 	if (m_net->cfg.hint) {
 		uint64_t now = now_us();
 
 		if (rc.hint_bytes)
 			pi.rate_hint_mbps = mroce_hint_rx(&m_rh, &rc.rhc,
 							  (u32)rc.hint_bytes,
-							  rc.ce_since_ack, now);
+							  rc.ackc.ce, now);
 		else
 			pi.rate_hint_mbps = mroce_hint_current(&m_rh, now);
 	}
 	rc.hint_bytes = 0;
-	rc.since_ack = 0;
-	rc.ce_since_ack = 0;
+	/* mroce_resp_kh_fill() */
+	mroce_ack_count_report(&rc.ackc, trig, &pi.rx_count, &pi.ce_count);
+	if (trig) {
+		pi.echo_ts = trig->ts_us;
+		pi.echo_path_seq = trig->path_seq;
+		pi.echo_psn = trig->psn;
+		pi.echo_path_id = trig->path_id;
+		pi.echo_flags = echo_flags | (trig->rx_ce ? MROCE_ECHO_CE : 0);
+	}
 	/* back on the entropy the triggering packet came with */
 	send_pkt(pi, rc.peer, sport, false);
 }
@@ -643,7 +641,7 @@ void MrHost::rx_request(RecvConn &rc, const struct mroce_pkt_info &pi,
 	(void)from;
 	if (d >= MROCE_PSN_HALF || (d < MROCE_WINDOW && rc.seen[pi.psn % MROCE_WINDOW])) {
 		/* a duplicate: answered at once, flagged (C8) */
-		rc.since_ack++;
+		mroce_ack_count_arrival(&rc.ackc, false);
 		ack(rc, &pi, sport, MROCE_ECHO_DUP);
 		return;
 	}
@@ -656,9 +654,7 @@ void MrHost::rx_request(RecvConn &rc, const struct mroce_pkt_info &pi,
 		rc.seen[rc.epsn % MROCE_WINDOW] = false;
 		rc.epsn = mroce_psn_add(rc.epsn, 1);
 	}
-	rc.since_ack++;
-	if (pi.rx_ce)
-		rc.ce_since_ack++;
+	mroce_ack_count_arrival(&rc.ackc, pi.rx_ce);
 	rc.hint_bytes += pkt_len;
 	f.rx_bytes += pi.payload_len;
 	size_t bin = (size_t)(Simulator::Now().GetSeconds() / m_net->cfg.bin_s);
@@ -668,7 +664,7 @@ void MrHost::rx_request(RecvConn &rc, const struct mroce_pkt_info &pi,
 	f.rx_bins[bin] += pi.payload_len;
 	/* mroce_resp_ack_due() */
 	if ((pi.flags & MROCE_F_ACK_REQ) || pi.rx_ce ||
-	    rc.since_ack >= (rc.high != rc.epsn ? 4U : 8U) ||
+	    rc.ackc.rx >= (rc.high != rc.epsn ? 4U : 8U) ||
 	    mroce_psn_fwd(epsn, rc.epsn) > 1)
 		ack(rc, &pi, sport, 0);
 }
@@ -714,7 +710,7 @@ void MrHost::rx(Ptr<Socket> s)
 		}
 		if (pi.opcode == MROCE_OP_PROBE) {
 			/* mroce_resp_probe() */
-			rc->second.since_ack++;
+			mroce_ack_count_arrival(&rc->second.ackc, false);
 			ack(rc->second, &pi, pi.rx_sport, 0);
 		} else {
 			rx_request(rc->second, pi, src.GetIpv4(), pi.rx_sport,

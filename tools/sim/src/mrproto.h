@@ -12,6 +12,7 @@ extern "C" {
 #include <linux/types.h>
 
 #include "mroce_cc.h"
+#include "mroce_delack.h"
 #include "mroce_pace.h"
 #include "mroce_path.h"
 #include "mroce_psn.h"

@@ -632,8 +632,7 @@ struct mroce_qp {
 		unsigned long seen[BITS_TO_LONGS(MROCE_WINDOW)];
 		struct mroce_rslot *slot;	/* per PSN of the window */
 		u32 rq_done;		/* next rq_seq to complete */
-		u32 since_ack;
-		u32 ce_since_ack;	/* CE-marked arrivals since the last ACK */
+		struct mroce_ack_count ackc;	/* for the next ACK */
 		/*
 		 * The delayed ACK (mroce_resp_ack_timer()): whether a
 		 * message's last packet arrived that no ACK has answered,

@@ -30,6 +30,7 @@
 #ifndef MROCE_DELACK_H
 #define MROCE_DELACK_H
 
+#include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/types.h>
 
@@ -84,6 +85,52 @@ static inline u32 mroce_delack_us(const struct mroce_delack *d)
 		 (MROCE_DELACK_GAP_SHIFT + 1);
 
 	return clamp_t(u64, us, MROCE_ACK_DELAY_MIN_US, MROCE_ACK_DELAY_MAX_US);
+}
+
+/*
+ * What the next ACK reports (spec "rx_count", "ce_count", receiver
+ * obligations): the packets received on the connection since the last
+ * ACK that reported them, and how many of those carried CE.  An ACK
+ * with no triggering packet (rx_count 0: a resend in a ping-pong that
+ * carries the receive state, mroce_resp_pb_ack()) may report nothing,
+ * so it leaves them to the next ACK; otherwise the sender's congestion
+ * control would never see those packets, nor their CE marks.  The wire
+ * fields saturate at 65535; a saturated ce_count also reads rx_count
+ * 65535, and ce_count <= rx_count always.
+ */
+struct mroce_ack_count {
+	u32 rx;			/* arrivals since the last report */
+	u32 ce;			/* of them, CE-marked */
+};
+
+static inline void mroce_ack_count_init(struct mroce_ack_count *c)
+{
+	c->rx = 0;
+	c->ce = 0;
+}
+
+static inline void mroce_ack_count_arrival(struct mroce_ack_count *c, bool ce)
+{
+	c->rx++;
+	if (ce)
+		c->ce++;
+}
+
+/*
+ * The rx_count and ce_count of an ACK; @trig: it answers a triggering
+ * packet (else it reports 0 and 0, and the count goes on).
+ */
+static inline void mroce_ack_count_report(struct mroce_ack_count *c,
+					  bool trig, u16 *rx, u16 *ce)
+{
+	if (!trig) {
+		*rx = 0;
+		*ce = 0;
+		return;
+	}
+	*rx = clamp_t(u32, c->rx, 1, U16_MAX);
+	*ce = min_t(u32, c->ce, *rx);
+	mroce_ack_count_init(c);
 }
 
 #endif /* MROCE_DELACK_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit suite for the delayed ACK's deadline (mroce_delack.h).
+ * KUnit suite for the delayed ACK's deadline and the ACK's counts
+ * (mroce_delack.h).
  */
 
 #include <kunit/test.h>
@@ -134,6 +135,45 @@ static void mroce_delack_test_batch(struct kunit *test)
 	KUNIT_EXPECT_LE(test, mroce_delack_us(&d), 230U);
 }
 
+/*
+ * rx_count and ce_count: an ACK without a triggering packet (a resend in
+ * a ping-pong carrying the receive state) reports 0 and leaves the count
+ * to the next ACK, which reports every arrival and CE mark since the last
+ * report; before the count survived, those were lost to the sender.
+ */
+static void mroce_delack_test_ack_count(struct kunit *test)
+{
+	struct mroce_ack_count c;
+	u16 rx, ce;
+	int i;
+
+	mroce_ack_count_init(&c);
+	for (i = 0; i < 5; i++)
+		mroce_ack_count_arrival(&c, i < 2);
+	mroce_ack_count_report(&c, false, &rx, &ce);
+	KUNIT_EXPECT_EQ(test, rx, 0);
+	KUNIT_EXPECT_EQ(test, ce, 0);
+	mroce_ack_count_arrival(&c, true);
+	mroce_ack_count_report(&c, true, &rx, &ce);
+	KUNIT_EXPECT_EQ(test, rx, 6);
+	KUNIT_EXPECT_EQ(test, ce, 3);
+	/* reported: the count starts again */
+	mroce_ack_count_report(&c, true, &rx, &ce);
+	KUNIT_EXPECT_EQ(test, rx, 1);	/* the triggering packet, at least */
+	KUNIT_EXPECT_EQ(test, ce, 0);
+	/* saturation: 65535, and ce_count never above rx_count */
+	for (i = 0; i < 70000; i++)
+		mroce_ack_count_arrival(&c, true);
+	mroce_ack_count_report(&c, true, &rx, &ce);
+	KUNIT_EXPECT_EQ(test, rx, U16_MAX);
+	KUNIT_EXPECT_EQ(test, ce, U16_MAX);
+	for (i = 0; i < 70000; i++)
+		mroce_ack_count_arrival(&c, i < 10);
+	mroce_ack_count_report(&c, true, &rx, &ce);
+	KUNIT_EXPECT_EQ(test, rx, U16_MAX);
+	KUNIT_EXPECT_EQ(test, ce, 10);
+}
+
 static struct kunit_case mroce_delack_cases[] = {
 	KUNIT_CASE(mroce_delack_test_initial),
 	KUNIT_CASE(mroce_delack_test_fast_stream),
@@ -143,6 +183,7 @@ static struct kunit_case mroce_delack_cases[] = {
 	KUNIT_CASE(mroce_delack_test_adapts_down),
 	KUNIT_CASE(mroce_delack_test_clock_wrap),
 	KUNIT_CASE(mroce_delack_test_batch),
+	KUNIT_CASE(mroce_delack_test_ack_count),
 	{}
 };
 

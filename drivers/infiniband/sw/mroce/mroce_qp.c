@@ -228,8 +228,7 @@ static void mroce_sq_init_state(struct mroce_qp *qp)
 static void mroce_rq_init_state(struct mroce_qp *qp)
 {
 	qp->rq.rq_done = 0;
-	qp->rq.since_ack = 0;
-	qp->rq.ce_since_ack = 0;
+	mroce_ack_count_init(&qp->rq.ackc);
 	qp->rq.unacked_last = false;
 	qp->rq.pingpong = false;
 	qp->rq.pb_held = false;

@@ -34,7 +34,7 @@ static u32 mroce_resp_rate_hint(struct mroce_qp *qp)
 	spin_lock(&mdev->rh_lock);
 	if (qp->rq.hint_bytes)
 		hint = mroce_hint_rx(&mdev->rh, &qp->rq.rhc, qp->rq.hint_bytes,
-				     qp->rq.ce_since_ack, now);
+				     qp->rq.ackc.ce, now);
 	else
 		hint = mroce_hint_current(&mdev->rh, now);
 	spin_unlock(&mdev->rh_lock);
@@ -61,7 +61,9 @@ static void mroce_ack_echo_of(struct mroce_ack_echo *e,
  * The acknowledgment of the receive state into @pi: its SACK, echoing @e
  * (if any), which arrived @delay_us ago (the ACK's ack_delay: the
  * requester takes it off its RTT sample), and the rate hint.  An ACK's
- * cumulative PSN is ePSN.  Starts the count towards the next ACK.
+ * cumulative PSN is ePSN.  With @e it reports the arrivals since the
+ * last report and starts the count towards the next ACK; without, it
+ * reports none and leaves them to the next (mroce_ack_count_report()).
  */
 static void mroce_resp_kh_fill(struct mroce_qp *qp, struct mroce_pkt_info *pi,
 			       const struct mroce_ack_echo *e, u32 delay_us,
@@ -76,8 +78,15 @@ static void mroce_resp_kh_fill(struct mroce_qp *qp, struct mroce_pkt_info *pi,
 		if (i)
 			mroce_wire_sack_set(pi->sack, i);
 	}
+	/* the hint takes the CE marks the report is about to pass on */
+	if (hint) {
+		pi->rate_hint_mbps = mroce_resp_rate_hint(qp);
+		if (pi->rate_hint_mbps)
+			mroce_qcount(qp, MROCE_CNT_TX_RATE_HINTS, 1);
+	}
+	mroce_ack_count_report(&qp->rq.ackc, !!e, &pi->rx_count,
+			       &pi->ce_count);
 	if (e) {
-		pi->rx_count = clamp_t(u32, qp->rq.since_ack, 1, U16_MAX);
 		pi->echo_ts = e->ts_us;
 		pi->echo_path_seq = e->path_seq;
 		pi->echo_psn = e->psn;
@@ -87,16 +96,8 @@ static void mroce_resp_kh_fill(struct mroce_qp *qp, struct mroce_pkt_info *pi,
 		if (echo_flags & MROCE_ECHO_SEG)
 			pi->seg_max = clamp(mroce_port_seg(qp->mdev) /
 					    MROCE_SEG_UNIT, 1U, (u32)U8_MAX);
-		pi->ce_count = min_t(u32, qp->rq.ce_since_ack, U16_MAX);
 		pi->ack_delay_us = min_t(u32, delay_us, U16_MAX);
 	}
-	if (hint) {
-		pi->rate_hint_mbps = mroce_resp_rate_hint(qp);
-		if (pi->rate_hint_mbps)
-			mroce_qcount(qp, MROCE_CNT_TX_RATE_HINTS, 1);
-	}
-	qp->rq.since_ack = 0;
-	qp->rq.ce_since_ack = 0;
 	WRITE_ONCE(qp->rq.unacked_last, false);
 	WRITE_ONCE(qp->rq.pb_held, false);
 }
@@ -1039,7 +1040,7 @@ void mroce_resp_probe(struct mroce_qp *qp, const struct mroce_pkt_info *pi)
 	if (!pi->rx_from_peer) {
 		mroce_count(qp->mdev, MROCE_CNT_RX_DROP_SRC_MISMATCH, 1);
 	} else if (mroce_qp_receives(qp)) {
-		qp->rq.since_ack++;
+		mroce_ack_count_arrival(&qp->rq.ackc, false);
 		/*
 		 * PB_ACK on a PROBE asks whether we accept them: we do, and
 		 * large segments too, as large as our netdev takes
@@ -1166,7 +1167,7 @@ static bool mroce_resp_ack_due(const struct mroce_qp *qp,
 {
 	return (pi->flags & MROCE_F_ACK_REQ) || pi->rx_ce ||
 	       (!pi->rx_more &&
-		qp->rq.since_ack >= (qp->rq.high != qp->rq.epsn ?
+		qp->rq.ackc.rx >= (qp->rq.high != qp->rq.epsn ?
 				     MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY)) ||
 	       mroce_psn_fwd(epsn, qp->rq.epsn) > 1;
 }
@@ -1192,7 +1193,7 @@ static bool mroce_resp_ack_waits(const struct mroce_qp *qp,
 	       !(pi->flags & MROCE_F_RETRANSMIT) && !pi->rx_ce &&
 	       mroce_psn_fwd(epsn, qp->rq.epsn) == 1 &&
 	       qp->rq.high == qp->rq.epsn &&
-	       qp->rq.since_ack < MROCE_ACK_EVERY;
+	       qp->rq.ackc.rx < MROCE_ACK_EVERY;
 }
 
 /* A request packet for this QP.  Softirq. */
@@ -1217,11 +1218,9 @@ void mroce_resp_rcv(struct mroce_qp *qp, const struct mroce_pkt_info *pi,
 	}
 	now = mroce_now_us();
 	mroce_delack_arrival(&qp->rq.delack, now);
-	qp->rq.since_ack++;
-	if (pi->rx_ce) {
-		qp->rq.ce_since_ack++;
+	mroce_ack_count_arrival(&qp->rq.ackc, pi->rx_ce);
+	if (pi->rx_ce)
 		mroce_qcount(qp, MROCE_CNT_RX_CE_PKTS, 1);
-	}
 	/* this sender's arrivals since the last ACK, for the rate hint */
 	qp->rq.hint_bytes += pi->hdr_len + pi->payload_len;
 	if (!mroce_resp_in_window(qp, pi))
