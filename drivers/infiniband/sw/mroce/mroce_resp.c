@@ -1168,7 +1168,7 @@ static bool mroce_resp_ack_due(const struct mroce_qp *qp,
 	return (pi->flags & MROCE_F_ACK_REQ) || pi->rx_ce ||
 	       (!pi->rx_more &&
 		qp->rq.ackc.rx >= (qp->rq.high != qp->rq.epsn ?
-				     MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY)) ||
+				   MROCE_ACK_EVERY_GAP : MROCE_ACK_EVERY)) ||
 	       mroce_psn_fwd(epsn, qp->rq.epsn) > 1;
 }
 
