@@ -196,12 +196,6 @@ gid_index() {
 	return 1
 }
 
-# counter DEV NAME: a port counter of DEV (rdma statistic)
-counter() {
-	rdma statistic show link "$1/1" | tr ' ' '\n' |
-		grep -A1 -x "$2" | tail -n 1
-}
-
 # counters DEV [PREFIX]: every port counter of DEV from one rdma call, as
 # " PREFIXNAME=VALUE ..." for ctr.  An rdma call costs about 0.2 s under
 # TCG: read many counters from one snapshot, not each with counter
@@ -217,6 +211,15 @@ ctr() {
 	case "$1 " in
 	*" $2="*) _c=${1#*" $2="}; echo "${_c%% *}" ;;
 	*) echo 0 ;;
+	esac
+}
+
+# counter DEV NAME: a port counter of DEV (rdma statistic); nothing if
+# DEV has no such counter
+counter() {
+	_c=$(counters "$1")
+	case "$_c " in
+	*" $2="*) ctr "$_c" "$2" ;;
 	esac
 }
 

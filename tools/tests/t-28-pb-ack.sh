@@ -147,13 +147,11 @@ for size in 3000 4096; do
 		taskset -c 0 ibv_rc_pingpong -d "$DEV_C" -g "$GID_C" -p "$port" -s "$size" -n 500 -c -e "$ADDR_S"
 	pair_ok "ibv_rc_pingpong $size B x 500 with pb_ack" || continue
 	a=$(snap)
-	n=$(($(delta "$b" "$a" "$DEV_S.tlp_probes") +
-	     $(delta "$b" "$a" "$DEV_C.tlp_probes")))
+	n=$(delta2 "$b" "$a" tlp_probes)
 	check "$size B: no ACK held until a tail probe (tlp_probes $n <= 10)" \
 		test "$n" -le 10
 	[ "$size" = 4096 ] && check_eq "4096 B: no room, no piggybacked ACK" 0 \
-		$(($(delta "$b" "$a" "$DEV_S.tx_acks_pb") +
-		   $(delta "$b" "$a" "$DEV_C.tx_acks_pb")))
+		"$(delta2 "$b" "$a" tx_acks_pb)"
 	log "RESULT pingpong $size B with pb_ack: $(sed -n 's/^[0-9]* iters in [0-9.]* seconds = \([0-9.]*\) usec\/iter.*/\1 usec\/iter/p' "$CLI_OUT"), tail probes $n"
 done
 echo 1 >"$SEG"
@@ -237,9 +235,9 @@ in_h1 tc qdisc del dev veth1 root
 in_h2 tc qdisc del dev veth2 root
 r=$(delta2 "$b" "$a" tx_retx_pkts)
 check "loss: packets resent ($r)" test "$r" -gt 0
-pb=$(($(delta "$b" "$a" "$DEV_S.tx_acks_pb") + $(delta "$b" "$a" "$DEV_C.tx_acks_pb")))
+pb=$(delta2 "$b" "$a" tx_acks_pb)
 check "loss: piggybacked ACKs used ($pb of 1000 requests)" test "$pb" -gt 500
-log "at 5 % loss: piggybacked $pb, stale (rx_drop_ack_range) $(($(delta "$b" "$a" "$DEV_S.rx_drop_ack_range") + $(delta "$b" "$a" "$DEV_C.rx_drop_ack_range"))), tail probes $(($(delta "$b" "$a" "$DEV_S.tlp_probes") + $(delta "$b" "$a" "$DEV_C.tlp_probes")))"
+log "at 5 % loss: piggybacked $pb, stale (rx_drop_ack_range) $(delta2 "$b" "$a" rx_drop_ack_range), tail probes $(delta2 "$b" "$a" tlp_probes)"
 check_eq "no packet dropped as malformed" 0 "$(malformed_drops)"
 
 # pb_ack=2 with seg=0: nothing to ask
@@ -254,8 +252,7 @@ if pair_ok "ibv_rc_pingpong 8 B x 500 with pb_ack=2"; then
 	a=$(snap)
 	check_pb "pb_ack=2" 500 "$b" "$a"
 	check_eq "pb_ack=2: no question asked" 0 \
-		$(($(delta "$b" "$a" "$DEV_S.tx_probes") +
-		   $(delta "$b" "$a" "$DEV_C.tx_probes")))
+		"$(delta2 "$b" "$a" tx_probes)"
 fi
 echo 1 >"$SEG"
 
@@ -268,6 +265,5 @@ run_pair "pingpong-off" "$port" 120 \
 if pair_ok "ibv_rc_pingpong 8 B x 500 with pb_ack=0"; then
 	a=$(snap)
 	check_eq "pb_ack=0: no piggybacked ACK sent" 0 \
-		$(($(delta "$b" "$a" "$DEV_S.tx_acks_pb") +
-		   $(delta "$b" "$a" "$DEV_C.tx_acks_pb")))
+		"$(delta2 "$b" "$a" tx_acks_pb)"
 fi
